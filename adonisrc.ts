@@ -1,0 +1,57 @@
+import { defineConfig } from '@adonisjs/core/app'
+
+export default defineConfig({
+  /*
+  | Commands: the framework's, Lucid's, the app's own (commands/) and every
+  | enabled plugin's (plugins/<id>/commands), through one loader.
+  */
+  commands: [
+    () => import('@adonisjs/core/commands'),
+    () => import('@adonisjs/lucid/commands'),
+    () => import('#core/plugins/plugin_commands_loader'),
+  ],
+
+  providers: [
+    () => import('@adonisjs/core/providers/app_provider'),
+    () => import('@adonisjs/core/providers/hash_provider'),
+    {
+      file: () => import('@adonisjs/core/providers/repl_provider'),
+      environment: ['repl', 'test'],
+    },
+    () => import('@adonisjs/core/providers/vinejs_provider'),
+    () => import('@adonisjs/lucid/database_provider'),
+    () => import('@adonisjs/redis/redis_provider'),
+    () => import('@adonisjs/limiter/limiter_provider'),
+    () => import('#providers/quire_provider'),
+    () => import('#providers/plugins_provider'),
+    () => import('#providers/queue_provider'),
+    () => import('@adonisjs/transmit/transmit_provider'),
+    () => import('#providers/socket_provider'),
+  ],
+
+  preloads: [() => import('#start/routes'), () => import('#start/kernel')],
+
+  tests: {
+    suites: [
+      {
+        files: ['tests/unit/**/*.spec(.ts|.js)', 'plugins/*/tests/unit/**/*.spec(.ts|.js)'],
+        name: 'unit',
+        timeout: 10_000,
+      },
+      {
+        files: [
+          'tests/functional/**/*.spec(.ts|.js)',
+          'plugins/*/tests/functional/**/*.spec(.ts|.js)',
+        ],
+        name: 'functional',
+        timeout: 60_000,
+      },
+    ],
+    forceExit: false,
+  },
+
+  metaFiles: [],
+
+  assetsBundler: false,
+  hooks: {},
+})

@@ -1,0 +1,70 @@
+import type { Logger } from '@adonisjs/core/logger'
+import type { VineValidator } from '@vinejs/vine'
+import type User from '#models/user'
+import type ApiSession from '#models/api_session'
+import type { SessionRestrictions } from '#models/api_session'
+import type { Params, UploadedFile } from './params.js'
+
+/**
+ * How an operation is authenticated:
+ * - none: anyone (key creation)
+ * - session: o_u + sesskey, u_c optional (defaults to o_u)
+ * - session_or_public_table: like session, or nothing when the operation serves a public table
+ * - gateway: an SMS gateway's o_u (phone) and sesskey
+ */
+export type OperationAuth = 'none' | 'session' | 'session_or_public_table' | 'gateway'
+
+/** An area a session can hide (createSesskey restrictions hideMessages, hideTables, hideEvents). */
+export type OperationArea = 'messages' | 'tables' | 'events'
+
+/** Who is calling: the authenticated user (o_u) and the user acted for (u_c). */
+export interface Actor {
+  /** The user the operation acts as (u_c; equals principal unless acting on behalf). */
+  user: User
+  /** The user who holds the sesskey (o_u). */
+  principal: User
+  session: ApiSession
+  restrictions: SessionRestrictions
+  onBehalf: boolean
+}
+
+export interface OperationContext {
+  req: string
+  /** All decoded parameters, before validation. */
+  params: Params
+  files: UploadedFile[]
+  /** Null only for auth 'none' and for anonymous access to public tables. */
+  actor: Actor | null
+  ip: string
+  logger: Logger
+}
+
+/**
+ * One api.php operation: one use case, one class. Subclasses set the static
+ * wire metadata and implement handle(); they return plain data (the envelope
+ * is added by the dispatcher) and throw RpcError for failures.
+ */
+export abstract class BaseOperation<
+  Input = any,
+  Output extends Record<string, unknown> = Record<string, unknown>,
+> {
+  /** Wire name (`req`). Not `static name`, which would shadow Function.name. */
+  static operation: string
+  static auth: OperationAuth = 'session'
+  static validator?: VineValidator<any, any>
+  /** Writes data: refused for read-only sessions. */
+  static writes = false
+  /** Area refused to sessions that hide it. */
+  static area?: OperationArea
+
+  abstract handle(input: Input, ctx: OperationContext): Promise<Output>
+}
+
+export type OperationClass = {
+  new (...args: any[]): BaseOperation
+  operation: string
+  auth: OperationAuth
+  validator?: VineValidator<any, any>
+  writes: boolean
+  area?: OperationArea
+}

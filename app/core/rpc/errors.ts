@@ -1,0 +1,79 @@
+/**
+ * The one catalogue of api.php error codes. Every `nok` answer carries one of
+ * these as errorCode, a human-readable errorMsg, and an `error` string in the
+ * spec's `apiProcess<N>: <reason>` form. docs/errors.md lists them; a unit test
+ * keeps that page and this table in agreement.
+ */
+export const ERROR_CATALOGUE = {
+  UNKNOWN_OPERATION: { process: 1, summary: 'req/r names no operation of this server' },
+  MISSING_PARAMETER: { process: 2, summary: 'a required parameter is absent or empty' },
+  INVALID_PARAMETER: { process: 3, summary: 'a parameter has the wrong type, format or value' },
+  INVALID_APPKEY: { process: 10, summary: 'the appkey is unknown or revoked' },
+  INVALID_LOGIN: { process: 11, summary: 'login and pwd do not match an account' },
+  TOO_MANY_ATTEMPTS: {
+    process: 12,
+    summary: 'too many failed logins; retry after the delay given',
+  },
+  ACCOUNT_CREATION_DISABLED: {
+    process: 13,
+    summary: 'createUserAccount is not enabled on this server',
+  },
+  INVALID_OAUTHKEY: {
+    process: 20,
+    summary: 'the oauthkey is unknown, revoked, or not the key of o_u',
+  },
+  INVALID_SESSKEY: { process: 21, summary: 'the sesskey is unknown or was dropped' },
+  SESSION_EXPIRED: { process: 22, summary: 'the sesskey expired; create a new one' },
+  USER_MISMATCH: { process: 23, summary: 'o_u is not the user of this sesskey' },
+  ON_BEHALF_DENIED: {
+    process: 24,
+    summary: 'u_c differs from o_u and o_u may not act on behalf of u_c',
+  },
+  UNKNOWN_USER: { process: 25, summary: 'u_c names no user' },
+  READONLY_SESSION: { process: 30, summary: 'the session is read-only and the operation writes' },
+  RESTRICTED_SESSION: {
+    process: 31,
+    summary: 'the session is restricted to another book or hides this area',
+  },
+  FORBIDDEN: { process: 32, summary: 'the user has no right to do this' },
+  NOT_FOUND: {
+    process: 40,
+    summary: 'the object named does not exist or is not visible to the user',
+  },
+  CONFLICT: { process: 41, summary: 'the change conflicts with the current state' },
+  PAYLOAD_TOO_LARGE: { process: 50, summary: 'the request body exceeds the configured limit' },
+  MALFORMED_FRAME: {
+    process: 60,
+    summary: 'socket: the frame is not a JSON object with an integer type',
+  },
+  UNKNOWN_MESSAGE_TYPE: {
+    process: 61,
+    summary: 'socket: no handler for this message type (or system message msg)',
+  },
+  RATE_LIMITED: {
+    process: 62,
+    summary: 'socket: too many frames; the frame was dropped, slow down',
+  },
+  DEADLOCK: { process: 90, summary: 'transient database conflict (Deadlock); retry the request' },
+  INTERNAL_ERROR: { process: 99, summary: 'unexpected server error; logged with a reference' },
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE
+
+/** Thrown by operations and services; the dispatcher turns it into a `nok` envelope. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: Record<string, unknown> = {}
+  ) {
+    super(message)
+  }
+
+  get process() {
+    return ERROR_CATALOGUE[this.code].process
+  }
+}
+
+export const rpcError = (code: ErrorCode, message: string, extra?: Record<string, unknown>) =>
+  new RpcError(code, message, extra)

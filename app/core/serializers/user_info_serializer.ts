@@ -1,0 +1,91 @@
+import type User from '#models/user'
+import { DEFAULT_COLORS, DEFAULT_RIGHTS } from '#core/services/user_service'
+
+/** userPrefs keys that are not strings on the wire (2.3); every other key is a string. */
+const BOOLEAN_PREFS = new Set(['slashd', 'openGrand', 'syncWithStorage', 'syncWithHubic'])
+const INTEGER_PREFS = new Set(['nbCol'])
+
+/** Every userPrefs key of the spec, so a client always finds all of them. */
+const PREF_KEYS = [
+  'mail1',
+  'mail1_toConfirm',
+  'mob1',
+  'sex',
+  'country',
+  'fname',
+  'lname',
+  'lang',
+  'UCREATEDON',
+  'birthd',
+  'mail2',
+  'mail2_toConfirm',
+  'mob2',
+  'address',
+  'zip',
+  'city',
+  'cie',
+  'vatn',
+  'account',
+  'until',
+  'slashd',
+  'regiondf',
+  'sdate',
+  'method',
+  'openGrand',
+  'NotifMobile',
+  'nbCol',
+  'lastConnection',
+  'secondsSincePreviousConnection',
+  'tz',
+  'syncWithStorage',
+]
+
+function typedPref(key: string, value: unknown) {
+  if (BOOLEAN_PREFS.has(key))
+    return value === true || value === 'true' || value === '1' || value === 1
+  if (INTEGER_PREFS.has(key)) {
+    const number = Number.parseInt(String(value ?? ''), 10)
+    return Number.isFinite(number) ? number : 0
+  }
+  return value === null || value === undefined ? '' : String(value)
+}
+
+export function serializeUserPrefs(user: User) {
+  const stored = user.prefs ?? {}
+  const derived: Record<string, unknown> = {
+    mail1: user.email ?? '',
+    mob1: user.phone ?? '',
+    fname: user.firstName,
+    lname: user.lastName,
+    lang: stored.lang ?? 'en',
+    tz: stored.tz ?? 'UTC',
+    UCREATEDON: user.createdAt?.toISODate() ?? '',
+    lastConnection: user.lastConnectionAt?.toUnixInteger() ?? '',
+    secondsSincePreviousConnection:
+      user.lastConnectionAt && user.previousConnectionAt
+        ? Math.round(user.lastConnectionAt.diff(user.previousConnectionAt, 'seconds').seconds)
+        : '',
+  }
+  const prefs: Record<string, unknown> = {}
+  for (const key of PREF_KEYS)
+    prefs[key] = typedPref(key, key in derived ? derived[key] : stored[key])
+  // The live product spells syncWithStorage as syncWithHubic: emit both.
+  prefs.syncWithHubic = prefs.syncWithStorage
+  return prefs
+}
+
+/** getUserInfo's `userInfo` (spec 2.3), with the fields plugins contribute (nbBooks, ...). */
+export function serializeUserInfo(user: User, contributed: Record<string, unknown>) {
+  return {
+    firstTime: user.previousConnectionAt === null,
+    uimgStamp: Number(user.uimgStamp),
+    sstamp: Number(user.sstamp),
+    nbBooks: 0,
+    ...contributed,
+    u_c: user.code,
+    userPrefs: serializeUserPrefs(user),
+    rights: { ...DEFAULT_RIGHTS, admin: user.isAdmin, ...user.rights },
+    colors: { ...DEFAULT_COLORS, ...user.colors },
+    projectID: Number(user.projectId),
+  }
+}

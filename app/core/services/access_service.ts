@@ -1,0 +1,327 @@
+import { DateTime } from 'luxon'
+import type { LimiterManager } from '@adonisjs/limiter'
+import Application from '#models/application'
+import OauthKey from '#models/oauth_key'
+import ApiSession, { NO_RESTRICTIONS, type SessionRestrictions } from '#models/api_session'
+import type User from '#models/user'
+import { generateKey, hashKey } from '#core/auth/keys'
+import { rpcError } from '#core/rpc/errors'
+import { dbTimestamp } from '#core/db_time'
+import type { StampService } from './stamp_service.js'
+import type { UserService } from './user_service.js'
+import emitter from '@adonisjs/core/services/emitter'
+
+/** Emitted after commit when sessions are revoked: the realtime channel closes their sockets. */
+export interface SessionsRevoked {
+  userId: number
+  /** The session that stays valid (dropAllSessions); null when every session went. */
+  keptSessionId: number | null
+  reason: string
+}
+
+declare module '@adonisjs/core/types' {
+  interface EventsList {
+    'core:sessions_revoked': SessionsRevoked
+  }
+}
+
+export interface AccessSettings {
+  /** Seconds a sesskey may stay unused before it expires; 0 = never. */
+  sessionIdleTtl: number
+  login: { maxAttempts: number; maxAttemptsPerAddress: number; window: string }
+  createUserAccount: boolean
+}
+
+/** How often last_used_at is written for one session (it only feeds idle expiry). */
+const TOUCH_INTERVAL_MS = 60_000
+
+/**
+ * appkeys, oauthkeys and sesskeys: creation, resolution and revocation. Every
+ * entry point (api.php operations, ace commands, the auth service) calls these
+ * methods; nothing else reads the key tables.
+ */
+export class AccessService {
+  constructor(
+    private stamps: StampService,
+    private users: UserService,
+    private limiter: LimiterManager<any>,
+    private settings: AccessSettings
+  ) {}
+
+  async createAppkey(name: string) {
+    const appkey = generateKey()
+    const application = await this.stamps.write(async ({ trx }) =>
+      Application.create({ name: name.trim(), keyHash: hashKey(appkey) }, { client: trx })
+    )
+    return { appkey, application }
+  }
+
+  /** Failed logins per login name, and (more generously: offices share addresses) per client address. */
+  private loginLimiters() {
+    const { maxAttempts, maxAttemptsPerAddress, window } = this.settings.login
+    return [
+      {
+        limiter: this.limiter.use({
+          requests: maxAttempts,
+          duration: window,
+          blockDuration: window,
+        }),
+        prefix: 'login',
+      },
+      {
+        limiter: this.limiter.use({
+          requests: maxAttemptsPerAddress,
+          duration: window,
+          blockDuration: window,
+        }),
+        prefix: 'address',
+      },
+    ]
+  }
+
+  /**
+   * Authorizes a user in an application. Failed logins count against both the
+   * login and the client address; over the limit every attempt is refused
+   * (even a right one) until the window has passed.
+   */
+  async createOauthkey(input: {
+    appkey: string
+    login: string
+    pwd: string
+    ip: string
+    createUserAccount?: boolean
+  }) {
+    const application = await Application.query()
+      .where('keyHash', hashKey(input.appkey.trim()))
+      .whereNull('revokedAt')
+      .first()
+    if (!application)
+      throw rpcError('INVALID_APPKEY', 'Invalid appkey', { process: 'invalid appkey' })
+
+    const throttles = this.loginLimiters().map(({ limiter, prefix }) => ({
+      limiter,
+      key: `${prefix}:${prefix === 'login' ? input.login.trim().toLowerCase() : input.ip}`,
+    }))
+    for (const { limiter, key } of throttles) {
+      if (await limiter.isBlocked(key)) {
+        const retryAfter = Math.max(1, await limiter.availableIn(key))
+        throw rpcError(
+          'TOO_MANY_ATTEMPTS',
+          `Too many failed logins, retry in ${retryAfter} seconds`,
+          {
+            retryAfter,
+          }
+        )
+      }
+    }
+
+    let user = await this.users.findByLogin(input.login)
+    if (!user && input.createUserAccount) {
+      if (!this.settings.createUserAccount) {
+        throw rpcError(
+          'ACCOUNT_CREATION_DISABLED',
+          'createUserAccount is not enabled on this server'
+        )
+      }
+      user = await this.createAccountFor(input.login, input.pwd)
+    }
+
+    if (!user || !(await this.users.verifyPassword(user, input.pwd))) {
+      for (const { limiter, key } of throttles) await limiter.increment(key)
+      throw rpcError('INVALID_LOGIN', 'Invalid login or password')
+    }
+    await throttles[0].limiter.delete(throttles[0].key)
+
+    const oauthkey = generateKey()
+    const record = await this.stamps.write(async ({ trx }) =>
+      OauthKey.create(
+        { applicationId: application.id, userId: user.id, keyHash: hashKey(oauthkey) },
+        { client: trx }
+      )
+    )
+    return { oauthkey, record, user }
+  }
+
+  private async createAccountFor(login: string, pwd: string) {
+    if (pwd.length < 8)
+      throw rpcError(
+        'INVALID_PARAMETER',
+        'pwd must have at least 8 characters to create an account'
+      )
+    const isEmail = login.includes('@')
+    if (!isEmail && !/^\+?[\d\s().-]{6,}$/.test(login)) {
+      throw rpcError(
+        'INVALID_PARAMETER',
+        'createUserAccount needs an e-mail address or a phone number as login'
+      )
+    }
+    return this.users.create({
+      code: await this.users.freeCodeFor(isEmail ? login : `u${login.replace(/\D/g, '')}`),
+      email: isEmail ? login : null,
+      phone: isEmail ? null : login,
+      password: pwd,
+    })
+  }
+
+  /** Finds the live oauthkey of a user (o_u may be the user's code, e-mail or phone). */
+  private async oauthKeyOf(oauthkey: string, login: string) {
+    const record = await OauthKey.query()
+      .where('keyHash', hashKey(oauthkey.trim()))
+      .whereNull('revokedAt')
+      .first()
+    if (!record) return null
+    const user = await this.users.findById(record.userId)
+    if (!user) return null
+    const owner = await this.users.findByLogin(login)
+    if (!owner || owner.id !== user.id) return null
+    return { record, user }
+  }
+
+  async createSesskey(input: { o_u: string; oauthkey: string; restrictions: SessionRestrictions }) {
+    const found = await this.oauthKeyOf(input.oauthkey, input.o_u)
+    if (!found) {
+      throw rpcError('INVALID_OAUTHKEY', 'Invalid oauthkey or o_u', {
+        process: 'invalid oauthkey or o_u',
+      })
+    }
+    const { record, user } = found
+    const application = await Application.find(record.applicationId)
+    const sesskey = generateKey()
+    const session = await this.stamps.write(async ({ trx }) => {
+      await trx.from('oauth_keys').where('id', record.id).update({ last_used_at: dbTimestamp() })
+      return ApiSession.create(
+        {
+          userId: user.id,
+          applicationId: record.applicationId,
+          oauthKeyId: record.id,
+          keyHash: hashKey(sesskey),
+          restrictions: input.restrictions,
+          expiresAt: this.expiryFromNow(),
+          lastUsedAt: DateTime.now(),
+        },
+        { client: trx }
+      )
+    })
+    await this.users.recordConnection(user)
+    return { sesskey, session, user, appName: application?.name ?? '' }
+  }
+
+  private expiryFromNow() {
+    const ttl = this.settings.sessionIdleTtl
+    return ttl > 0 ? DateTime.now().plus({ seconds: ttl }) : null
+  }
+
+  /**
+   * The session behind a sesskey, or a nok: unknown or dropped keys are
+   * INVALID_SESSKEY, idle ones SESSION_EXPIRED.
+   */
+  async resolveSession(sesskey: string): Promise<{ session: ApiSession; user: User }> {
+    const session = await ApiSession.findBy('keyHash', hashKey(sesskey.trim()))
+    if (!session || session.revokedAt)
+      throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
+    if (session.expiresAt && session.expiresAt < DateTime.now()) {
+      throw rpcError('SESSION_EXPIRED', 'The session expired, create a new sesskey')
+    }
+    const user = await this.users.findById(session.userId)
+    if (!user) throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: the user no longer exists')
+    this.touch(session)
+    return { session, user }
+  }
+
+  /** Slides idle expiry forward, at most once a minute per session (a read must not write every time). */
+  private touch(session: ApiSession) {
+    const lastUsed = session.lastUsedAt?.toMillis() ?? 0
+    if (Date.now() - lastUsed < TOUCH_INTERVAL_MS) return
+    void ApiSession.query()
+      .where('id', session.id)
+      .update({
+        last_used_at: dbTimestamp(),
+        expires_at: this.expiryFromNow() ? dbTimestamp(this.expiryFromNow()!) : null,
+      })
+      .catch(() => {})
+  }
+
+  /**
+   * getOrCreateSessKey: a still valid sesskey is answered back as is; otherwise
+   * a new session is created from the oauthkey.
+   */
+  async getOrCreateSesskey(input: { o_u: string; sesskey?: string; oauthkey?: string }) {
+    if (input.sesskey) {
+      try {
+        const { session, user } = await this.resolveSession(input.sesskey)
+        const owner = await this.users.findByLogin(input.o_u)
+        if (owner && owner.id === user.id) return { sesskey: input.sesskey.trim(), session, user }
+      } catch {
+        // an expired or dropped sesskey falls through to the oauthkey
+      }
+    }
+    if (!input.oauthkey) {
+      throw rpcError(
+        'INVALID_SESSKEY',
+        'The sesskey is not valid for o_u and no oauthkey was given to create one'
+      )
+    }
+    const created = await this.createSesskey({
+      o_u: input.o_u,
+      oauthkey: input.oauthkey,
+      restrictions: NO_RESTRICTIONS,
+    })
+    return { sesskey: created.sesskey, session: created.session, user: created.user }
+  }
+
+  /**
+   * dropAllSessions: every other session and every other oauthkey of the user
+   * is revoked; the given session (and the oauthkey it came from) remain.
+   */
+  async dropOtherSessions(keep: ApiSession, reason = 'dropAllSessions') {
+    return this.stamps.write(async ({ trx, afterCommit }) => {
+      afterCommit(() =>
+        emitter.emit('core:sessions_revoked', {
+          userId: keep.userId,
+          keptSessionId: keep.id,
+          reason,
+        })
+      )
+      const now = dbTimestamp()
+      const sessions = await trx
+        .from('api_sessions')
+        .where('user_id', keep.userId)
+        .whereNot('id', keep.id)
+        .whereNull('revoked_at')
+        .update({ revoked_at: now, revoked_reason: reason })
+      const oauthQuery = trx
+        .from('oauth_keys')
+        .where('user_id', keep.userId)
+        .whereNull('revoked_at')
+      if (keep.oauthKeyId) oauthQuery.whereNot('id', keep.oauthKeyId)
+      await oauthQuery.update({ revoked_at: now })
+      return { sessions: Number(sessions) }
+    })
+  }
+
+  /**
+   * Every sesskey and oauthkey of a user, none kept: the authentication
+   * service's revoke-others (its caller holds an auth session, not a sesskey),
+   * so that both worlds agree on "only the current session remains".
+   */
+  async revokeAllSessionsOf(userId: number, reason: string) {
+    return this.stamps.write(async ({ trx, afterCommit }) => {
+      afterCommit(() =>
+        emitter.emit('core:sessions_revoked', { userId, keptSessionId: null, reason })
+      )
+      // Formatted as Lucid stores DateTime columns: a JS Date reaches SQLite as a number the models cannot read.
+      const now = DateTime.now().toFormat(trx.dialect.dateTimeFormat)
+      const sessions = await trx
+        .from('api_sessions')
+        .where('user_id', userId)
+        .whereNull('revoked_at')
+        .update({ revoked_at: now, revoked_reason: reason.slice(0, 64) })
+      const oauthkeys = await trx
+        .from('oauth_keys')
+        .where('user_id', userId)
+        .whereNull('revoked_at')
+        .update({ revoked_at: now })
+      return { sessions: Number(sessions), oauthkeys: Number(oauthkeys) }
+    })
+  }
+}

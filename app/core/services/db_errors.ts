@@ -1,0 +1,21 @@
+/** Database errors that a retry can cure: deadlocks, lock wait timeouts, a busy SQLite file. */
+export function isTransientDbError(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code
+  return (
+    code === 'ER_LOCK_DEADLOCK' ||
+    code === 'ER_LOCK_WAIT_TIMEOUT' ||
+    code === 'SQLITE_BUSY' ||
+    code === 'SQLITE_BUSY_SNAPSHOT' ||
+    code === 'SQLITE_LOCKED'
+  )
+}
+
+/** A unique-key violation (a concurrent insert of the same natural key). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code
+  return (
+    code === 'ER_DUP_ENTRY' ||
+    code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+  )
+}

@@ -1,0 +1,202 @@
+import type { Database } from '@adonisjs/lucid/database'
+import type { RedisConnection } from '@adonisjs/redis'
+
+/**
+ * Stamps are taken from a sequence without any lock held until commit, and the
+ * allocator remembers which stamps belong to writes still in flight. Clients
+ * are handed the low watermark — the highest stamp below every in-flight one —
+ * so a client that asks for "changes after my stamp" can never skip a write
+ * that commits late with a lower stamp.
+ *
+ * Stamps follow the clock (milliseconds × 10, i.e. unix seconds × 10 000, the
+ * scale of the live product) and are strictly increasing. The highest stamp
+ * ever handed out is reserved ahead in core_stamp_state, so a restart (or a
+ * flushed Redis) never reuses one, even if the clock went back.
+ */
+export interface StampAllocator {
+  /** Takes a new stamp and marks it in flight. */
+  acquire(): Promise<number>
+  /** The write holding `stamp` has committed or rolled back. */
+  release(stamp: number): Promise<void>
+  /** Highest stamp such that every write with a stamp at or below it has finished. */
+  watermark(): Promise<number>
+}
+
+/** Stamps reserved per database round trip: about 1,000 s of clock-driven stamps. */
+const RESERVATION_BLOCK = 10_000_000
+/** An in-flight stamp older than this belongs to a crashed instance and is ignored. */
+export const IN_FLIGHT_LEASE_MS = 5 * 60_000
+
+const clockFloor = () => Date.now() * 10
+
+/** Keeps the persisted reservation ahead of every stamp handed out. */
+class Reservation {
+  private reservedUntil = 0
+  private pending: Promise<void> | null = null
+
+  constructor(private db: Database) {}
+
+  async load(): Promise<number> {
+    const row = await this.db.from('core_stamp_state').where('id', 1).first()
+    this.reservedUntil = Number(row?.reserved_until ?? 0)
+    return this.reservedUntil
+  }
+
+  async cover(stamp: number) {
+    while (stamp > this.reservedUntil) {
+      if (!this.pending) {
+        const target = stamp + RESERVATION_BLOCK
+        this.pending = this.db
+          .from('core_stamp_state')
+          .where('id', 1)
+          .where('reserved_until', '<', target)
+          .update({ reserved_until: target })
+          .then(() => {
+            this.reservedUntil = Math.max(this.reservedUntil, target)
+          })
+          .finally(() => {
+            this.pending = null
+          })
+      }
+      await this.pending
+    }
+  }
+}
+
+/** One process: the sequence and the in-flight set live in memory. */
+export class MemoryStampAllocator implements StampAllocator {
+  private last = 0
+  private inFlight = new Set<number>()
+  private reservation: Reservation
+  private ready: Promise<void> | null = null
+
+  constructor(db: Database) {
+    this.reservation = new Reservation(db)
+  }
+
+  private init() {
+    this.ready ??= this.reservation.load().then((reserved) => {
+      this.last = Math.max(this.last, reserved)
+    })
+    return this.ready
+  }
+
+  async acquire() {
+    await this.init()
+    const stamp = Math.max(this.last + 1, clockFloor())
+    this.last = stamp
+    this.inFlight.add(stamp)
+    try {
+      await this.reservation.cover(stamp)
+    } catch (error) {
+      this.inFlight.delete(stamp)
+      throw error
+    }
+    return stamp
+  }
+
+  async release(stamp: number) {
+    this.inFlight.delete(stamp)
+  }
+
+  async watermark() {
+    await this.init()
+    let lowest = Number.POSITIVE_INFINITY
+    for (const stamp of this.inFlight) if (stamp < lowest) lowest = stamp
+    return lowest === Number.POSITIVE_INFINITY ? this.last : lowest - 1
+  }
+}
+
+const ACQUIRE_SCRIPT = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local stamp = math.max(current + 1, tonumber(ARGV[1]))
+local text = string.format('%d', stamp)
+redis.call('SET', KEYS[1], text)
+redis.call('ZADD', KEYS[2], stamp, text .. ':' .. ARGV[2])
+return text .. ':' .. ARGV[2]
+`
+
+const WATERMARK_SCRIPT = `
+local now = tonumber(ARGV[1])
+while true do
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if #first == 0 then
+    return redis.call('GET', KEYS[1]) or '0'
+  end
+  local expires = tonumber(string.match(first[1], ':(%d+)$'))
+  if expires < now then
+    redis.call('ZREM', KEYS[2], first[1])
+  else
+    return string.format('%d', tonumber(first[2]) - 1)
+  end
+end
+`
+
+/**
+ * Several instances: the sequence is a Redis counter and the in-flight set a
+ * sorted set, both updated atomically by Lua scripts. Members carry a lease
+ * so that a crashed instance cannot hold the watermark back forever.
+ */
+export class RedisStampAllocator implements StampAllocator {
+  private reservation: Reservation
+  private floor = 0
+  private ready: Promise<void> | null = null
+  /** stamp -> sorted-set member, to release exactly what was added. */
+  private members = new Map<number, string>()
+
+  constructor(
+    db: Database,
+    private redis: RedisConnection,
+    private keys = { counter: 'stamps:counter', inFlight: 'stamps:inflight' }
+  ) {
+    this.reservation = new Reservation(db)
+  }
+
+  private init() {
+    this.ready ??= this.reservation.load().then((reserved) => {
+      this.floor = reserved
+    })
+    return this.ready
+  }
+
+  async acquire() {
+    await this.init()
+    const floor = Math.max(this.floor, clockFloor())
+    const member = (await this.redis.eval(
+      ACQUIRE_SCRIPT,
+      2,
+      this.keys.counter,
+      this.keys.inFlight,
+      String(floor),
+      String(Date.now() + IN_FLIGHT_LEASE_MS)
+    )) as string
+    const stamp = Number(member.slice(0, member.indexOf(':')))
+    this.members.set(stamp, member)
+    try {
+      await this.reservation.cover(stamp)
+    } catch (error) {
+      await this.release(stamp)
+      throw error
+    }
+    return stamp
+  }
+
+  async release(stamp: number) {
+    const member = this.members.get(stamp)
+    if (!member) return
+    this.members.delete(stamp)
+    await this.redis.zrem(this.keys.inFlight, member)
+  }
+
+  async watermark() {
+    await this.init()
+    const value = (await this.redis.eval(
+      WATERMARK_SCRIPT,
+      2,
+      this.keys.counter,
+      this.keys.inFlight,
+      String(Date.now())
+    )) as string
+    return Math.max(Number(value), 0)
+  }
+}

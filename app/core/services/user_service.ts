@@ -1,0 +1,176 @@
+import { DateTime } from 'luxon'
+import hash from '@adonisjs/core/services/hash'
+import db from '@adonisjs/lucid/services/db'
+import User from '#models/user'
+import type { StampService } from './stamp_service.js'
+import { rpcError } from '#core/rpc/errors'
+import { isUniqueViolation } from './db_errors.js'
+import { dbTimestamp } from '#core/db_time'
+import type { PluginRegistry } from '#core/plugins/plugin_registry'
+import { serializeUserInfo } from '#core/serializers/user_info_serializer'
+
+export interface NewUser {
+  code: string
+  email?: string | null
+  phone?: string | null
+  password: string
+  firstName?: string
+  lastName?: string
+  isAdmin?: boolean
+}
+
+/** Right names a user holds (getUserInfo `rights`); stored values override these defaults. */
+export const DEFAULT_RIGHTS: Record<string, boolean> = {
+  useApi: true,
+  createBooks: true,
+  createTables: true,
+  inviteMembers: true,
+  admin: false,
+}
+
+/** The palette of the spec's colour names. */
+export const DEFAULT_COLORS: Record<string, string> = {
+  'defaut': '#4a90d9',
+  'bleu-violet': '#6f5bd3',
+  'gray': '#8e8e93',
+  'bleu-turquoise': '#2bb3c0',
+  'red': '#e74c3c',
+  'green': '#27ae60',
+  'orange': '#f39c12',
+  'pink': '#e86fa6',
+  'bleu-nuit': '#2c3e70',
+  'noir': '#222222',
+  'rose-bois': '#b5838d',
+  'orange-pastel': '#f8b878',
+  'vert-pastel': '#a8d5a2',
+  'jaune-indien': '#e3a857',
+  'lilas': '#c8a2c8',
+}
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase()
+/** Phone numbers compare on digits and a leading +. */
+export const normalizePhone = (phone: string) => phone.trim().replace(/[^\d+]/g, '')
+const looksLikePhone = (login: string) => /^\+?[\d\s().-]{6,}$/.test(login.trim())
+
+/** Users: lookup by any login form, creation, delegation, connection bookkeeping. */
+export class UserService {
+  constructor(
+    private stamps: StampService,
+    private plugins: () => Promise<PluginRegistry>
+  ) {}
+
+  /** getUserInfo's userInfo, with the fields each plugin contributes (nbBooks, ...). */
+  async userInfo(user: User) {
+    const contributed: Record<string, unknown> = {}
+    const registry = await this.plugins()
+    for (const contributor of registry.userInfoContributors) {
+      const { default: contribute } = await contributor()
+      Object.assign(contributed, await contribute(user.id))
+    }
+    return serializeUserInfo(user, contributed)
+  }
+
+  findById(id: number) {
+    return User.find(id)
+  }
+
+  findByCode(code: string) {
+    return User.findBy('code', code)
+  }
+
+  /** A login is a user code, an e-mail address or a phone number. */
+  async findByLogin(login: string): Promise<User | null> {
+    const trimmed = login.trim()
+    if (trimmed === '') return null
+    const byCode = await User.findBy('code', trimmed)
+    if (byCode) return byCode
+    if (trimmed.includes('@')) return User.findBy('email', normalizeEmail(trimmed))
+    if (looksLikePhone(trimmed)) return User.findBy('phone', normalizePhone(trimmed))
+    return null
+  }
+
+  async verifyPassword(user: User, password: string) {
+    return hash.verify(user.password, password)
+  }
+
+  async create(input: NewUser): Promise<User> {
+    const passwordHash = await hash.make(input.password)
+    try {
+      return await this.stamps.write(async ({ trx, stamp }) => {
+        const user = new User()
+        user.useTransaction(trx)
+        user.merge({
+          code: input.code.trim(),
+          email: input.email ? normalizeEmail(input.email) : null,
+          phone: input.phone ? normalizePhone(input.phone) : null,
+          password: passwordHash,
+          firstName: input.firstName ?? '',
+          lastName: input.lastName ?? '',
+          isAdmin: input.isAdmin ?? false,
+          prefs: {},
+          rights: input.isAdmin ? { admin: true } : {},
+          colors: {},
+          projectId: 0,
+          sstamp: stamp,
+          uimgStamp: 0,
+        })
+        await user.save()
+        return user
+      })
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw rpcError('CONFLICT', 'A user with this code, e-mail or phone already exists')
+      }
+      throw error
+    }
+  }
+
+  /** A free user code derived from a login (createUserAccount). */
+  async freeCodeFor(login: string): Promise<string> {
+    const base =
+      login
+        .split('@')[0]
+        .toLowerCase()
+        .replace(/[^a-z0-9._-]/g, '')
+        .slice(0, 40) || 'user'
+    for (let suffix = 0; ; suffix++) {
+      const candidate = suffix === 0 ? base : `${base}${suffix}`
+      if (!(await User.findBy('code', candidate))) return candidate
+    }
+  }
+
+  /** Whether `delegate` may act (read and write) on behalf of `user` (a chatbot, an integration). */
+  async canActOnBehalf(delegateId: number, userId: number): Promise<boolean> {
+    const row = await db
+      .from('user_delegations')
+      .where('delegate_id', delegateId)
+      .where('user_id', userId)
+      .first()
+    return Boolean(row)
+  }
+
+  async grantDelegation(userId: number, delegateId: number) {
+    await this.stamps.write(async ({ trx }) => {
+      const existing = await trx
+        .from('user_delegations')
+        .where({ user_id: userId, delegate_id: delegateId })
+        .first()
+      if (!existing) {
+        await trx
+          .table('user_delegations')
+          .insert({ user_id: userId, delegate_id: delegateId, created_at: dbTimestamp() })
+      }
+    })
+  }
+
+  /** Called at each new session: feeds firstTime, lastConnection and secondsSincePreviousConnection. */
+  async recordConnection(user: User) {
+    await this.stamps.write(async ({ trx, stamp }) => {
+      user.useTransaction(trx)
+      user.previousConnectionAt = user.lastConnectionAt
+      user.lastConnectionAt = DateTime.now()
+      user.sstamp = stamp
+      await user.save()
+    })
+  }
+}

@@ -1,0 +1,241 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { randomUUID } from 'node:crypto'
+import type { Logger } from '@adonisjs/core/logger'
+import { CloseCode, MessageType, type OutFrame } from './protocol.js'
+
+/** What the hub needs of a live connection. */
+export interface HubConnection {
+  readonly id: string
+  /** The principal (o_u) the connection is attached as; null before attach. */
+  readonly userId: number | null
+  readonly userCode: string | null
+  readonly sessionId: number | null
+  sendRaw(data: string): void
+  close(code: number, reason: string): void
+}
+
+/** Server -> client frames for a set of users. */
+export interface Delivery {
+  userIds: number[]
+  frame: OutFrame
+  /** A connection that must not receive it (the one whose frame caused it: it has its ack). */
+  exceptConnection?: string | null
+  /** Set the frame's u_c to each recipient's own code (book updates ready). */
+  addressed?: boolean
+}
+
+/** Cross-instance transport (Redis pub/sub): one channel, JSON messages. */
+export interface HubBus {
+  publish(message: string): Promise<unknown>
+  subscribe(handler: (message: string) => void): void | Promise<void>
+  close?(): Promise<void>
+}
+
+/** Publishes per-user frames on SSE channels (Transmit), reached by every instance through its own transport. */
+export interface HubStream {
+  broadcast(channel: string, payload: OutFrame): void
+}
+
+type BusMessage =
+  | { o: string; k: 'deliver'; d: Delivery }
+  | { o: string; k: 'revoke'; userId: number; kept: number | null; reason: string }
+
+/** The Transmit channel of one user's server -> client messages. */
+export const userChannel = (code: string) => `users/${code}`
+
+/**
+ * Where server -> client messages go: the sockets of this process, the other
+ * instances (Redis pub/sub, when configured) and the per-user Transmit
+ * channels. Plugins reach it through their manifest's `realtime` binding and
+ * through the socket context of their handlers.
+ */
+export class SocketHub {
+  readonly instanceId = randomUUID()
+  private byUser = new Map<number, Set<HubConnection>>()
+  private origin = new AsyncLocalStorage<string>()
+  private pendingBookUpdates = new Set<number>()
+  private bookUpdatesTimer: NodeJS.Timeout | null = null
+  private codes = new Map<number, string>()
+  private stream: HubStream | null = null
+  private bus: HubBus | null = null
+
+  constructor(
+    readonly logger: Logger,
+    private options: {
+      bookUpdatesDelayMs: number
+      /** user ids -> codes, for Transmit channels (users/<u_c>). */
+      codesOf: (userIds: number[]) => Promise<Map<number, string>>
+    }
+  ) {}
+
+  /** Cross-instance fan-out; every message published is also delivered locally at once. */
+  async useBus(bus: HubBus) {
+    this.bus = bus
+    await bus.subscribe((raw) => this.receive(raw))
+  }
+
+  useStream(stream: HubStream | null) {
+    this.stream = stream
+  }
+
+  get distributed() {
+    return this.bus !== null
+  }
+
+  // ---- connections of this process ---------------------------------------------
+
+  index(connection: HubConnection) {
+    if (connection.userId === null) return
+    let set = this.byUser.get(connection.userId)
+    if (!set) this.byUser.set(connection.userId, (set = new Set()))
+    set.add(connection)
+    if (connection.userCode) this.rememberCode(connection.userId, connection.userCode)
+  }
+
+  unindex(connection: HubConnection, userId = connection.userId) {
+    if (userId === null) return
+    const set = this.byUser.get(userId)
+    if (!set) return
+    set.delete(connection)
+    if (set.size === 0) this.byUser.delete(userId)
+  }
+
+  connectionsOf(userId: number): ReadonlySet<HubConnection> {
+    return this.byUser.get(userId) ?? new Set()
+  }
+
+  get connectedUsers() {
+    return this.byUser.size
+  }
+
+  // ---- origin of the frame being handled -----------------------------------------
+
+  /** Runs `work` as caused by a frame of `connectionId` (events emitted inside know it). */
+  runFrom<T>(connectionId: string, work: () => T): T {
+    return this.origin.run(connectionId, work)
+  }
+
+  /** The connection whose frame caused the current work, if any (null for api.php, jobs). */
+  currentOrigin(): string | null {
+    return this.origin.getStore() ?? null
+  }
+
+  // ---- delivery ---------------------------------------------------------------------
+
+  /** Sends `frame` to every socket (any instance) and SSE channel of `userIds`. */
+  deliver(delivery: Delivery) {
+    if (delivery.userIds.length === 0) return
+    this.deliverLocally(delivery)
+    if (this.bus) this.publish({ o: this.instanceId, k: 'deliver', d: delivery })
+    if (this.stream) void this.streamOut(delivery)
+  }
+
+  /**
+   * Book updates ready (type 8) for these users, coalesced: many changes
+   * within SOCKET_BOOK_UPDATES_DELAY_MS give each user one frame.
+   */
+  bookUpdates(userIds: Iterable<number>) {
+    for (const id of userIds) this.pendingBookUpdates.add(id)
+    if (this.bookUpdatesTimer || this.pendingBookUpdates.size === 0) return
+    this.bookUpdatesTimer = setTimeout(
+      () => this.flushBookUpdates(),
+      this.options.bookUpdatesDelayMs
+    )
+    this.bookUpdatesTimer.unref?.()
+  }
+
+  flushBookUpdates() {
+    if (this.bookUpdatesTimer) clearTimeout(this.bookUpdatesTimer)
+    this.bookUpdatesTimer = null
+    const userIds = [...this.pendingBookUpdates]
+    this.pendingBookUpdates.clear()
+    this.deliver({ userIds, frame: { type: MessageType.BOOK_UPDATES, u_c: '' }, addressed: true })
+  }
+
+  /**
+   * Closes the sockets of a user's revoked sessions on every instance
+   * (`kept`: the session that stays, or null for all).
+   */
+  revokeSessions(userId: number, kept: number | null, reason: string) {
+    this.revokeLocally(userId, kept, reason)
+    if (this.bus) this.publish({ o: this.instanceId, k: 'revoke', userId, kept, reason })
+  }
+
+  private deliverLocally({ userIds, frame, exceptConnection, addressed }: Delivery) {
+    const shared = addressed ? null : JSON.stringify(frame)
+    for (const userId of userIds) {
+      const set = this.byUser.get(userId)
+      if (!set) continue
+      let own: string | null = null
+      for (const connection of set) {
+        if (connection.id === exceptConnection) continue
+        if (shared !== null) {
+          connection.sendRaw(shared)
+        } else {
+          own ??= JSON.stringify({ ...frame, u_c: connection.userCode })
+          connection.sendRaw(own)
+        }
+      }
+    }
+  }
+
+  private revokeLocally(userId: number, kept: number | null, reason: string) {
+    for (const connection of [...(this.byUser.get(userId) ?? [])]) {
+      if (kept !== null && connection.sessionId === kept) continue
+      connection.close(CloseCode.SESSION_DROPPED, `Session dropped (${reason})`.slice(0, 120))
+    }
+  }
+
+  private async streamOut({ userIds, frame, addressed }: Delivery) {
+    try {
+      const codes = await this.codesFor(userIds)
+      const shared = addressed ? null : frame
+      for (const userId of userIds) {
+        const code = codes.get(userId)
+        if (!code) continue
+        this.stream!.broadcast(userChannel(code), shared ?? { ...frame, u_c: code })
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'socket hub: Transmit publication failed')
+    }
+  }
+
+  private rememberCode(userId: number, code: string) {
+    if (this.codes.size > 100_000) this.codes.clear()
+    this.codes.set(userId, code)
+  }
+
+  private async codesFor(userIds: number[]) {
+    const missing = userIds.filter((id) => !this.codes.has(id))
+    if (missing.length) {
+      for (const [id, code] of await this.options.codesOf(missing)) this.rememberCode(id, code)
+    }
+    return this.codes
+  }
+
+  private publish(message: BusMessage) {
+    this.bus!.publish(JSON.stringify(message)).catch((error) => {
+      this.logger.error({ err: error }, 'socket hub: Redis publish failed')
+    })
+  }
+
+  private receive(raw: string) {
+    let message: BusMessage
+    try {
+      message = JSON.parse(raw)
+    } catch {
+      return
+    }
+    if (message.o === this.instanceId) return
+    if (message.k === 'deliver') this.deliverLocally(message.d)
+    else if (message.k === 'revoke')
+      this.revokeLocally(message.userId, message.kept, message.reason)
+  }
+
+  async shutdown() {
+    if (this.bookUpdatesTimer) clearTimeout(this.bookUpdatesTimer)
+    this.bookUpdatesTimer = null
+    await this.bus?.close?.()
+    this.bus = null
+  }
+}

@@ -1,0 +1,55 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { NextFn } from '@adonisjs/core/types/http'
+import BodyParserMiddleware from '@adonisjs/core/bodyparser_middleware'
+import bodyParserConfig from '#config/bodyparser'
+import type transmitService from '@adonisjs/transmit/services/main'
+import type { AccessService } from '#core/services/access_service'
+import type { UserService } from '#core/services/user_service'
+import { resolveActor } from '#core/auth/resolve_actor'
+import type { HubStream } from './hub.js'
+
+const header = (ctx: HttpContext, name: string) => {
+  const value = ctx.request.header(name)
+  return typeof value === 'string' ? value.trim() : ''
+}
+
+/**
+ * Registers Transmit's routes (`/__transmit/events|subscribe|unsubscribe`)
+ * with only the body parser as route middleware (no server middleware, no
+ * CSRF: they authenticate by sesskey), and secures the per-user channels:
+ * subscribing to `users/<u_c>` needs the o_u and sesskey of that user, or of
+ * a delegate allowed to act on behalf of u_c, sent as the `X-O-U` and
+ * `X-Sesskey` headers (or `o_u`/`sesskey` body or query parameters).
+ */
+export function registerTransmit(
+  transmit: typeof transmitService,
+  access: AccessService,
+  users: UserService
+): HubStream {
+  // A route's middleware must be a function or a named middleware: a lazy
+  // import would be called as the middleware itself and end the chain.
+  const parser = new BodyParserMiddleware(bodyParserConfig)
+  transmit.registerRoutes(
+    (route: { use(middleware: (ctx: HttpContext, next: NextFn) => unknown): unknown }) => {
+      route.use((ctx, next) => parser.handle(ctx, next))
+    }
+  )
+
+  transmit.authorize<{ code: string }>(
+    'users/:code',
+    async (ctx: HttpContext, { code }: { code: string }) => {
+      const login = header(ctx, 'x-o-u') || String(ctx.request.input('o_u', '') ?? '').trim()
+      const sesskey =
+        header(ctx, 'x-sesskey') || String(ctx.request.input('sesskey', '') ?? '').trim()
+      if (login === '' || sesskey === '') return false
+      try {
+        const actor = await resolveActor(access, users, { o_u: login, u_c: code, sesskey })
+        return actor.user.code === code
+      } catch {
+        return false
+      }
+    }
+  )
+
+  return { broadcast: (channel, payload) => transmit.broadcast(channel, payload as any) }
+}

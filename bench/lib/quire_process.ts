@@ -1,0 +1,102 @@
+/**
+ * Starts a real Quire server for a benchmark: its own data folder (SQLite) or
+ * the database given in the environment, migrated, production mode, quiet
+ * logs. Returns its URL and a stop function.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createServer } from 'node:net'
+
+export const ROOT = new URL('../../', import.meta.url).pathname
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolve(port))
+    })
+    server.on('error', reject)
+  })
+}
+
+export interface QuireProcess {
+  url: string
+  env: NodeJS.ProcessEnv
+  child: ChildProcess
+  stop(): Promise<void>
+}
+
+export function benchEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'quire-bench-')),
+    ...extra,
+  }
+}
+
+/** Runs an ace command synchronously with the bench environment. */
+export function ace(env: NodeJS.ProcessEnv, ...args: string[]) {
+  return execFileSync(process.execPath, ['ace', ...args], {
+    cwd: ROOT,
+    env,
+    stdio: 'pipe',
+  }).toString()
+}
+
+export async function startQuire(env: NodeJS.ProcessEnv): Promise<QuireProcess> {
+  const port = await freePort()
+  const childEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' }
+  const child = spawn(
+    process.execPath,
+    ['--import=ts-node-maintained/register/esm', 'bin/server.ts'],
+    {
+      cwd: ROOT,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }
+  )
+  const url = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 300; attempt++) {
+    try {
+      const response = await fetch(`${url}/health`)
+      if (response.ok) break
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    if (child.exitCode !== null) throw new Error(`Quire exited with ${child.exitCode}`)
+  }
+  return {
+    url,
+    env: childEnv,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+      }),
+  }
+}
+
+/** createAppkey -> createOauthkey -> createSesskey, as real clients do. */
+export async function signIn(url: string, login: string, pwd: string) {
+  const call = async (params: Record<string, string>) => {
+    const response = await fetch(`${url}/live/api.php`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params).toString(),
+    })
+    const body = (await response.json()) as Record<string, any>
+    if (body.status !== 'ok') throw new Error(`${params.req} failed: ${JSON.stringify(body)}`)
+    return body
+  }
+  const { appkey } = await call({ req: 'createAppkey', appname: 'bench' })
+  const { oauthkey, o_u: ou } = await call({ req: 'createOauthkey', appkey, login, pwd })
+  const { sesskey } = await call({ req: 'createSesskey', o_u: ou, oauthkey })
+  return { o_u: ou as string, sesskey: sesskey as string }
+}

@@ -1,0 +1,77 @@
+import { existsSync } from 'node:fs'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { BaseCommand } from '@adonisjs/core/ace'
+import type { CommandOptions } from '@adonisjs/core/types/ace'
+
+interface DemoAdmin {
+  code: string
+  email: string
+  password: string
+}
+
+/**
+ * First step of `npm start`: migrates the database and, on a fresh install,
+ * creates a demo administrator (plus each plugin's demo data). The demo
+ * credentials are kept in the data folder so every start can print them.
+ */
+export default class QuireSetup extends BaseCommand {
+  static commandName = 'quire:setup'
+  static description =
+    'Migrate the database and create the demo admin on a fresh install (used by npm start)'
+  static options: CommandOptions = { startApp: true }
+
+  async run() {
+    const migrate = await this.kernel.exec('migration:run', ['--force'])
+    if (migrate.exitCode) {
+      this.exitCode = migrate.exitCode
+      return
+    }
+
+    const { dataDir } = await import('#config/quire')
+    const { default: users } = await import('#core/services/users')
+    const { default: User } = await import('#models/user')
+    const credentialsFile = join(dataDir, 'demo-admin.json')
+
+    let admin: DemoAdmin | null = existsSync(credentialsFile)
+      ? JSON.parse(await readFile(credentialsFile, 'utf8'))
+      : null
+
+    if (!admin && !(await User.query().where('isAdmin', true).first())) {
+      admin = {
+        code: 'admin',
+        email: 'admin@quire.local',
+        password: randomBytes(9).toString('base64url'),
+      }
+      const user = await users.create({
+        ...admin,
+        firstName: 'Demo',
+        lastName: 'Admin',
+        isAdmin: true,
+      })
+      await writeFile(credentialsFile, JSON.stringify(admin, null, 2), { mode: 0o600 })
+      await this.seedDemoData(user.id)
+    }
+
+    if (admin) {
+      this.logger.log('')
+      this.logger.log(this.colors.bold('Quire demo administrator'))
+      this.logger.log(`  login (e-mail): ${admin.email}`)
+      this.logger.log(`  user code:      ${admin.code}`)
+      this.logger.log(`  password:       ${admin.password}`)
+      this.logger.log(`  (kept in ${credentialsFile})`)
+      this.logger.log('')
+    }
+  }
+
+  private async seedDemoData(adminId: number) {
+    const registry = await this.app.container.make('quire.plugins')
+    for (const plugin of registry.plugins) {
+      if (!plugin.demo) continue
+      const { default: seed } = await plugin.demo()
+      await seed({ adminId })
+      this.logger.action(`demo data: ${plugin.id}`).succeeded()
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { BaseCommand, args, flags } from '@adonisjs/core/ace'
+import type { CommandOptions } from '@adonisjs/core/types/ace'
+
+/** For operators: creates a user who can log in through createOauthkey. */
+export default class UserCreate extends BaseCommand {
+  static commandName = 'user:create'
+  static description = 'Create a user (code, e-mail, password), optionally an administrator'
+  static options: CommandOptions = { startApp: true }
+
+  @args.string({ description: 'User code (u_c)' })
+  declare code: string
+
+  @args.string({ description: 'E-mail address' })
+  declare email: string
+
+  @args.string({ description: 'Password (8 characters or more)' })
+  declare password: string
+
+  @flags.boolean({ description: 'Grant administrator rights' })
+  declare admin: boolean
+
+  @flags.string({ description: 'Phone number' })
+  declare phone?: string
+
+  @flags.string({ description: 'First name' })
+  declare firstName?: string
+
+  @flags.string({ description: 'Last name' })
+  declare lastName?: string
+
+  async run() {
+    if (this.password.length < 8) {
+      this.logger.error('The password must have at least 8 characters')
+      this.exitCode = 1
+      return
+    }
+    const { default: users } = await import('#core/services/users')
+    try {
+      const user = await users.create({
+        code: this.code,
+        email: this.email,
+        phone: this.phone ?? null,
+        password: this.password,
+        firstName: this.firstName,
+        lastName: this.lastName,
+        isAdmin: this.admin,
+      })
+      this.logger.success(
+        `Created user ${user.code} <${user.email}>${user.isAdmin ? ' (administrator)' : ''}`
+      )
+    } catch (error) {
+      this.logger.error((error as Error).message)
+      this.exitCode = 1
+    }
+  }
+}

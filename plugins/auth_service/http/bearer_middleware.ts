@@ -1,0 +1,27 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { NextFn } from '@adonisjs/core/types/http'
+import auth from '../services/auth.js'
+import type { BearerIdentity } from '../services/session_service.js'
+import { sendError } from './responses.js'
+
+declare module '@adonisjs/core/http' {
+  interface HttpContext {
+    /** Set on the auth service's protected routes: who the bearer token speaks for. */
+    authIdentity?: BearerIdentity
+  }
+}
+
+/**
+ * Protected auth routes: a valid access token of a still active session, or
+ * 'unauthorized'. A plain function rather than a middleware class: it runs on
+ * every protected request, and a class would be built by the container each
+ * time.
+ */
+export default async function bearer(ctx: HttpContext, next: NextFn) {
+  try {
+    ctx.authIdentity = await auth.sessions.authenticate(ctx.request.header('authorization'))
+  } catch (error) {
+    return sendError(ctx, error)
+  }
+  return next()
+}

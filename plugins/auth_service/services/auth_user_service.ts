@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto'
+import type { Database } from '@adonisjs/lucid/database'
+import type User from '#models/user'
+import type { Clock } from './clock.js'
+
+export type TotpPolicy = 'optional' | 'required'
+
+export interface AuthUserRow {
+  user_id: number
+  uuid: string
+  totp_secret: string | null
+  totp_enabled_at: number | null
+  totp_last_step: number | null
+  totp_policy: TotpPolicy | null
+  must_change_password: boolean
+}
+
+/** A user's own policy wins; without one, the global policy (AUTH_TOTP_POLICY) applies. */
+export function effectiveTotpPolicy(
+  userPolicy: TotpPolicy | null,
+  globalPolicy: TotpPolicy
+): TotpPolicy {
+  return userPolicy ?? globalPolicy
+}
+
+const isUniqueViolation = (error: any) =>
+  error?.code === 'ER_DUP_ENTRY' ||
+  error?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+  error?.code === 'SQLITE_CONSTRAINT_UNIQUE'
+
+/**
+ * The auth service's own facts about a kernel user (the kernel's users table
+ * stays untouched): the public uuid answered as `user.id`, the TOTP
+ * enrolment, the per-user TOTP policy and the forced password change.
+ */
+export class AuthUserService {
+  constructor(
+    private db: Database,
+    private clock: Clock,
+    private globalPolicy: TotpPolicy
+  ) {}
+
+  async find(userId: number): Promise<AuthUserRow | null> {
+    const row = await this.db.from('auth_users').where('user_id', userId).first()
+    return row ? this.normalize(row) : null
+  }
+
+  /** The row of a user, created on first use (two concurrent first logins get the same row). */
+  async ensure(user: Pick<User, 'id'>): Promise<AuthUserRow> {
+    const existing = await this.find(user.id)
+    if (existing) return existing
+    const now = this.clock.now()
+    try {
+      await this.db.table('auth_users').insert({
+        user_id: user.id,
+        uuid: randomUUID(),
+        must_change_password: false,
+        created_at: now,
+        updated_at: now,
+      })
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error
+    }
+    return (await this.find(user.id))!
+  }
+
+  async findByUuid(uuid: string): Promise<AuthUserRow | null> {
+    const row = await this.db.from('auth_users').where('uuid', uuid).first()
+    return row ? this.normalize(row) : null
+  }
+
+  /** TOTP is required when the user's own policy says so, or when it has none and the global one does. */
+  requiresTotp(row: AuthUserRow): boolean {
+    return effectiveTotpPolicy(row.totp_policy, this.globalPolicy) === 'required'
+  }
+
+  isEnrolled(row: AuthUserRow): boolean {
+    return Boolean(row.totp_secret && row.totp_enabled_at)
+  }
+
+  async setPolicy(user: Pick<User, 'id'>, policy: TotpPolicy | null) {
+    await this.ensure(user)
+    await this.update(user.id, { totp_policy: policy })
+  }
+
+  async setMustChangePassword(user: Pick<User, 'id'>, value: boolean) {
+    await this.ensure(user)
+    await this.update(user.id, { must_change_password: value })
+  }
+
+  /** Forgets the user's second factor (lost device); with policy required, the next login enrols again. */
+  async resetTotp(user: Pick<User, 'id'>) {
+    await this.ensure(user)
+    await this.update(user.id, { totp_secret: null, totp_enabled_at: null, totp_last_step: null })
+  }
+
+  async update(userId: number, values: Record<string, unknown>) {
+    await this.db
+      .from('auth_users')
+      .where('user_id', userId)
+      .update({ ...values, updated_at: this.clock.now() })
+  }
+
+  private normalize(row: any): AuthUserRow {
+    return {
+      user_id: Number(row.user_id),
+      uuid: row.uuid,
+      totp_secret: row.totp_secret ?? null,
+      totp_enabled_at: row.totp_enabled_at === null ? null : Number(row.totp_enabled_at),
+      totp_last_step: row.totp_last_step === null ? null : Number(row.totp_last_step),
+      totp_policy: row.totp_policy ?? null,
+      must_change_password: Boolean(row.must_change_password),
+    }
+  }
+}

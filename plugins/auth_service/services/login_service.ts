@@ -1,0 +1,387 @@
+import hash from '@adonisjs/core/services/hash'
+import type { Database } from '@adonisjs/lucid/database'
+import type { LimiterManager } from '@adonisjs/limiter'
+import User from '#models/user'
+import type { UserService } from '#core/services/user_service'
+import type { StampService } from '#core/services/stamp_service'
+import type { Clock } from './clock.js'
+import type { AuthUserRow, AuthUserService } from './auth_user_service.js'
+import type { TotpService } from './totp_service.js'
+import type { SessionService } from './session_service.js'
+import type { AuthorizationRequest, AuthorizationService } from './authorization_service.js'
+import { digest, opaqueToken } from './secrets.js'
+import { authError } from '../errors.js'
+import { serializeLoginSuccess, type PasswordPolicies } from '../serializers/login_serializer.js'
+
+export interface ClientInfo {
+  ip: string
+  userAgent: string | null
+}
+
+/** The second step a pending login waits for. */
+type PendingKind = 'totp_setup' | 'totp_login' | 'password_change'
+
+interface PendingLogin {
+  id: number
+  kind: PendingKind
+  userId: number
+  requestId: number | null
+  totpSecret: string | null
+  attempts: number
+  expiresAt: number
+  consumedAt: number | null
+}
+
+export interface LoginSettings {
+  setupTtlSeconds: number
+  maxCodeAttempts: number
+  policies: PasswordPolicies
+  throttle: { maxAttempts: number; window: string }
+}
+
+/**
+ * Password login and its second steps: enrolment of an enforced TOTP
+ * (setup_token), TOTP code of an enrolled user (login_token), forced password
+ * change (passwordResetToken). Every completed login opens an auth session
+ * and, when it began with an authorization request, consumes that request.
+ */
+export class LoginService {
+  private dummyHash: Promise<string> | null = null
+
+  constructor(
+    private db: Database,
+    private clock: Clock,
+    private stamps: StampService,
+    private users: UserService,
+    private authUsers: AuthUserService,
+    private totp: TotpService,
+    private sessions: SessionService,
+    private authorizations: AuthorizationService,
+    private limiter: LimiterManager<any>,
+    private settings: LoginSettings
+  ) {}
+
+  async passwordLogin(
+    input: { login: string; password: string; code?: string; request_id?: string },
+    client: ClientInfo
+  ) {
+    const request = await this.requestOf(input.request_id)
+    const throttles = this.throttles(input.login, client.ip)
+    for (const { limiter: throttle, key } of throttles) {
+      if (await throttle.isBlocked(key)) {
+        const retryAfter = Math.max(1, await throttle.availableIn(key))
+        throw authError(
+          'too_many_requests',
+          `Too many failed sign-in attempts, retry in ${retryAfter} seconds`,
+          {
+            retry_after: retryAfter,
+          }
+        )
+      }
+    }
+    const fail = async (error: Error) => {
+      for (const { limiter: throttle, key } of throttles) await throttle.increment(key)
+      return error
+    }
+    // A success forgives the login's failures, not the address's (one address may try many logins).
+    const succeeded = () => throttles[0].limiter.delete(throttles[0].key)
+
+    const user = await this.users.findByLogin(input.login)
+    if (!user) {
+      // As slow as a wrong password, so that timing does not tell which logins exist.
+      this.dummyHash ??= hash.make('no account has this password')
+      await hash.verify(await this.dummyHash, input.password)
+    }
+    if (!user || !(await this.users.verifyPassword(user, input.password))) {
+      throw await fail(authError('invalid_credentials', 'Invalid login or password'))
+    }
+    const authUser = await this.authUsers.ensure(user)
+
+    if (this.authUsers.isEnrolled(authUser)) {
+      if (!input.code) {
+        const loginToken = await this.createPending('totp_login', user.id, request)
+        return {
+          success: true,
+          twoFactorRequired: true,
+          login_token: loginToken,
+          expires_in: this.settings.setupTtlSeconds,
+          passThroughParameters: request?.passThrough ?? {},
+        }
+      }
+      try {
+        await this.checkCode(
+          authUser,
+          authUser.totp_secret!,
+          input.code,
+          authUser.totp_last_step,
+          true
+        )
+      } catch (error) {
+        throw await fail(error as Error)
+      }
+      await succeeded()
+      return this.complete(user, authUser, request, client)
+    }
+    await succeeded()
+
+    if (this.authUsers.requiresTotp(authUser)) {
+      const secret = this.totp.newSecret()
+      const setupToken = await this.createPending(
+        'totp_setup',
+        user.id,
+        request,
+        this.totp.seal(secret)
+      )
+      return {
+        success: true,
+        twoFactorSetupRequired: true,
+        setup_token: setupToken,
+        expires_in: this.settings.setupTtlSeconds,
+        twoFactorData: { secret, qr_uri: this.totp.uri(secret, user.email ?? user.code) },
+        passThroughParameters: request?.passThrough ?? {},
+      }
+    }
+    return this.complete(user, authUser, request, client)
+  }
+
+  /** `POST {auth_url}/login/2fa/setup/confirm`: enrols the TOTP secret of the setup and completes the login. */
+  async confirmSetup(input: { setup_token: string; code: string }, client: ClientInfo) {
+    return this.secondStep('totp_setup', input.setup_token, input.code, client)
+  }
+
+  /** `POST {auth_url}/login/2fa`: the TOTP code of an enrolled user, for a login_token. */
+  async confirmTotpLogin(input: { login_token: string; code: string }, client: ClientInfo) {
+    return this.secondStep('totp_login', input.login_token, input.code, client)
+  }
+
+  private async secondStep(
+    kind: 'totp_setup' | 'totp_login',
+    token: string,
+    code: string,
+    client: ClientInfo
+  ) {
+    const pending = await this.loadPending(kind, token)
+    const user = await this.users.findById(pending.userId)
+    if (!user) throw authError('user_not_found', 'The account of this sign-in no longer exists')
+    const request =
+      pending.requestId === null ? null : await this.authorizations.findById(pending.requestId)
+    if (pending.requestId !== null) this.authorizations.assertUsable(request)
+    const authUser = await this.authUsers.ensure(user)
+
+    const sealed = kind === 'totp_setup' ? pending.totpSecret : authUser.totp_secret
+    if (!sealed)
+      throw authError(
+        'invalid_setup_token',
+        'Two-factor authentication is not set up for this account any more'
+      )
+    const afterStep = kind === 'totp_setup' ? null : authUser.totp_last_step
+    let step: number
+    try {
+      step = await this.checkCode(authUser, sealed, code, afterStep, kind === 'totp_login')
+    } catch (error) {
+      await this.db.from('auth_pending_logins').where('id', pending.id).increment('attempts', 1)
+      throw error
+    }
+    if (!(await this.consumePending(pending))) {
+      throw authError('invalid_setup_token', 'This token was already used')
+    }
+    if (kind === 'totp_setup') {
+      await this.authUsers.update(user.id, {
+        totp_secret: sealed,
+        totp_enabled_at: this.clock.now(),
+        totp_last_step: step,
+      })
+    }
+    return this.complete(user, (await this.authUsers.find(user.id))!, request, client)
+  }
+
+  /** `POST {auth_url}/password/change`: the forced password change announced by mustChangePassword. */
+  async changePassword(input: { password_reset_token: string; password: string }) {
+    const pending = await this.loadPending('password_change', input.password_reset_token)
+    const user = await this.users.findById(pending.userId)
+    if (!user) throw authError('user_not_found', 'The account no longer exists')
+    if (!(await this.consumePending(pending)))
+      throw authError('invalid_setup_token', 'This token was already used')
+    const passwordHash = await hash.make(input.password)
+    await this.stamps.write(async ({ trx, stamp }) => {
+      const fresh = await User.query({ client: trx }).where('id', user.id).firstOrFail()
+      fresh.password = passwordHash
+      fresh.sstamp = stamp
+      await fresh.save()
+    })
+    await this.authUsers.update(user.id, { must_change_password: false })
+    return { success: true, message: 'The password was changed' }
+  }
+
+  /** Checks a new password against authenticationPolicies: the messages, or none. */
+  passwordProblems(password: string): string[] {
+    const policy = this.settings.policies
+    const problems: string[] = []
+    if (password.length < policy.minLength)
+      problems.push(`The password must have at least ${policy.minLength} characters`)
+    if (password.length > policy.maxLength)
+      problems.push(`The password must have at most ${policy.maxLength} characters`)
+    return problems
+  }
+
+  get policies() {
+    return this.settings.policies
+  }
+
+  private async complete(
+    user: User,
+    authUser: AuthUserRow,
+    request: AuthorizationRequest | null,
+    client: ClientInfo
+  ) {
+    if (request && !(await this.authorizations.consume(request))) {
+      throw authError(
+        'authorization_request_expired',
+        'The authorization request was already used; start the sign-in again'
+      )
+    }
+    const tokens = await this.sessions.open(user, authUser.uuid, {
+      clientId: request?.clientId ?? null,
+      nonce: request?.nonce ?? null,
+      ip: client.ip,
+      userAgent: client.userAgent,
+    })
+    const passwordResetToken = authUser.must_change_password
+      ? await this.createPending('password_change', user.id, null)
+      : null
+    return serializeLoginSuccess({
+      tokens,
+      user,
+      uuid: authUser.uuid,
+      request,
+      passwordResetToken,
+      policies: this.settings.policies,
+    })
+  }
+
+  private async requestOf(publicId: string | undefined) {
+    if (!publicId) return null
+    const request = await this.authorizations.findByPublicId(publicId)
+    if (!request) throw authError('unknown_request', 'request_id names no authorization request')
+    this.authorizations.assertUsable(request)
+    return request
+  }
+
+  /**
+   * Failed sign-ins are counted per login and per client address; the address
+   * allows ten times more (offices and NATs share one address).
+   */
+  private throttles(login: string, ip: string) {
+    const { maxAttempts, window } = this.settings.throttle
+    const use = (requests: number) =>
+      this.limiter.use({ requests, duration: window, blockDuration: window })
+    return [
+      { limiter: use(maxAttempts), key: `auth:login:${login.trim().toLowerCase()}` },
+      { limiter: use(maxAttempts * 10), key: `auth:ip:${ip}` },
+    ]
+  }
+
+  /**
+   * Checks a TOTP code and answers its time step. Wrong (or replayed) codes
+   * are counted per user across every way of giving one (login body,
+   * login_token, setup_token), so asking for new tokens buys no new guesses.
+   * `consume` records the step as used (codes of an enrolled secret).
+   */
+  private async checkCode(
+    authUser: AuthUserRow,
+    sealed: string,
+    code: string,
+    afterStep: number | null,
+    consume: boolean
+  ): Promise<number> {
+    const { maxAttempts, window } = this.settings.throttle
+    const throttle = this.limiter.use({
+      requests: maxAttempts,
+      duration: window,
+      blockDuration: window,
+    })
+    const key = `auth:totp:${authUser.uuid}`
+    if (await throttle.isBlocked(key)) {
+      const retryAfter = Math.max(1, await throttle.availableIn(key))
+      throw authError('too_many_requests', `Too many wrong codes, retry in ${retryAfter} seconds`, {
+        retry_after: retryAfter,
+      })
+    }
+    const step = await this.totp.check(this.totp.open(sealed), code, afterStep)
+    if (step === null || (consume && !(await this.totp.consumeStep(authUser.user_id, step)))) {
+      await throttle.increment(key)
+      throw authError('invalid_code', 'The verification code is invalid or was already used')
+    }
+    await throttle.delete(key)
+    return step
+  }
+
+  /** Forgets the failed sign-ins counted for a login and/or an address (admin unblock, tests). */
+  async resetThrottle(input: { login?: string; ip?: string }) {
+    const [byLogin, byAddress] = this.throttles(input.login ?? '', input.ip ?? '')
+    if (input.login) await byLogin.limiter.delete(byLogin.key)
+    if (input.ip) await byAddress.limiter.delete(byAddress.key)
+  }
+
+  private async createPending(
+    kind: PendingKind,
+    userId: number,
+    request: AuthorizationRequest | null,
+    sealedSecret?: string
+  ) {
+    const token = opaqueToken(kind === 'password_change' ? 'pr_' : 'st_')
+    const now = this.clock.now()
+    await this.db.table('auth_pending_logins').insert({
+      token_hash: digest(token),
+      kind,
+      user_id: userId,
+      request_id: request?.id ?? null,
+      totp_secret: sealedSecret ?? null,
+      attempts: 0,
+      created_at: now,
+      expires_at: now + this.settings.setupTtlSeconds * 1000,
+    })
+    return token
+  }
+
+  private async loadPending(kind: PendingKind, token: string): Promise<PendingLogin> {
+    const row = await this.db
+      .from('auth_pending_logins')
+      .where('token_hash', digest(token.trim()))
+      .where('kind', kind)
+      .first()
+    if (!row || row.consumed_at !== null || Number(row.attempts) >= this.settings.maxCodeAttempts) {
+      throw authError('invalid_setup_token', 'Unknown or already used token; sign in again')
+    }
+    if (Number(row.expires_at) <= this.clock.now()) {
+      throw authError('setup_token_expired', 'The token has expired; sign in again')
+    }
+    return {
+      id: Number(row.id),
+      kind: row.kind,
+      userId: Number(row.user_id),
+      requestId: row.request_id === null ? null : Number(row.request_id),
+      totpSecret: row.totp_secret ?? null,
+      attempts: Number(row.attempts),
+      expiresAt: Number(row.expires_at),
+      consumedAt: row.consumed_at === null ? null : Number(row.consumed_at),
+    }
+  }
+
+  private async consumePending(pending: PendingLogin) {
+    const updated = await this.db
+      .from('auth_pending_logins')
+      .where('id', pending.id)
+      .whereNull('consumed_at')
+      .update({ consumed_at: this.clock.now() })
+    return Number(updated) === 1
+  }
+
+  /** Drops pending logins, authorization requests and refresh tokens that expired more than a day ago. */
+  async purgeExpired() {
+    const cutoff = this.clock.now() - 24 * 3600 * 1000
+    await this.db.from('auth_pending_logins').where('expires_at', '<', cutoff).delete()
+    await this.db.from('auth_requests').where('expires_at', '<', cutoff).delete()
+    await this.db.from('auth_refresh_tokens').where('expires_at', '<', cutoff).delete()
+  }
+}

@@ -1,0 +1,67 @@
+import vine, { SimpleMessagesProvider } from '@vinejs/vine'
+
+/** Messages clients may show as they are. */
+const messages = new SimpleMessagesProvider({
+  'required': 'The {{ field }} field is required',
+  'requiredIfMissing': 'The {{ field }} field is required',
+  'string': 'The {{ field }} field must be a string',
+  'code.regex': 'The code must be exactly 6 digits',
+  'redirect_uri.url': 'The redirect_uri must be an absolute URL',
+})
+
+/** JSON clients may send a code as a number; the rule is on its six digits. */
+const sixDigits = () =>
+  vine
+    .string()
+    .trim()
+    .regex(/^\d{6}$/)
+    .parse((value) => (typeof value === 'number' ? String(value) : value))
+
+const token = () => vine.string().trim().minLength(1)
+
+const compile: typeof vine.compile = (schema) => {
+  const validator = vine.compile(schema)
+  validator.messagesProvider = messages
+  return validator
+}
+
+export const loginValidator = compile(
+  vine.object({
+    /** A user code or an e-mail address (`email` and `username` are accepted as aliases). */
+    login: vine.string().trim().minLength(1).optional().requiredIfMissing(['email', 'username']),
+    email: vine.string().trim().minLength(1).optional(),
+    username: vine.string().trim().minLength(1).optional(),
+    password: vine.string().minLength(1),
+    code: sixDigits().optional(),
+    request_id: token().optional(),
+  })
+)
+
+export const confirmSetupValidator = compile(
+  vine.object({ setup_token: token(), code: sixDigits() })
+)
+
+export const confirmTotpValidator = compile(
+  vine.object({ login_token: token(), code: sixDigits() })
+)
+
+export const refreshValidator = compile(vine.object({ refresh_token: token() }))
+
+export const logoutValidator = compile(vine.object({ refresh_token: token().optional() }))
+
+export const changePasswordValidator = compile(
+  vine.object({
+    password_reset_token: token(),
+    password: vine.string().minLength(1).maxLength(1024),
+  })
+)
+
+export const authorizeValidator = compile(
+  vine.object({
+    client_id: vine.string().trim().minLength(1),
+    redirect_uri: vine.string().trim().url({ require_tld: false, require_protocol: true }),
+    state: vine.string().maxLength(2048).optional(),
+    nonce: vine.string().maxLength(2048).optional(),
+    response_mode: vine.enum(['query', 'form_post']).optional(),
+  })
+)

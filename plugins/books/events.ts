@@ -1,0 +1,70 @@
+import type { BookRef } from './services/book_access_service.js'
+
+/**
+ * Events of the books plugin, emitted after the write commits (never on
+ * rollback). Payloads carry wire-ready data so that the realtime channel can
+ * forward them without reading the database again.
+ */
+export interface BookMessageCreated {
+  book: BookRef
+  /** The message as getBookMessages answers it. */
+  message: Record<string, unknown> & {
+    smid: number
+    uuid: string
+    u_c: string
+    created: number
+    sstamp: number
+  }
+  creatorId: number
+  /** The user who made the call (differs from the creator when acting on behalf). */
+  actorId: number
+  /** Set when the message is a copy (copyOrMoveMessage): the media plugin duplicates files. */
+  copiedFrom?: { bookId: number; smid: number }
+}
+
+export interface BookMessageUpdated extends BookMessageCreated {}
+
+export interface BookMessageDeleted {
+  book: BookRef
+  smid: number
+  uuid: string
+  sstamp: number
+  creatorId: number
+  actorId: number
+  /** The message as getBookMessages answers a deleted one (del true, content emptied). */
+  message: BookMessageCreated['message']
+  /** Set when the message was moved to another book (copyOrMoveMessage). */
+  movedTo?: { bookId: number; smid: number }
+}
+
+export interface BookUpdated {
+  book: BookRef
+  /** What changed: 'created', 'title', 'description', 'ownerPrefs', 'archived', 'unarchived', 'fpForm', 'lastMedia'. */
+  changes: string[]
+  actorId: number | null
+}
+
+export type MemberChange =
+  'invited' | 'accepted' | 'declined' | 'removed' | 'left' | 'right' | 'prefs' | 'owner'
+
+export interface BookMemberChanged {
+  book: BookRef
+  userId: number
+  u_c: string
+  change: MemberChange
+  invite: 'sent' | 'accepted'
+  right: number
+  /** True when the user no longer belongs to the book (declined, removed, left). */
+  del: boolean
+  actorId: number
+}
+
+declare module '@adonisjs/core/types' {
+  interface EventsList {
+    'books:message_created': BookMessageCreated
+    'books:message_updated': BookMessageUpdated
+    'books:message_deleted': BookMessageDeleted
+    'books:book_updated': BookUpdated
+    'books:member_changed': BookMemberChanged
+  }
+}

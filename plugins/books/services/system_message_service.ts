@@ -1,0 +1,212 @@
+import db from '@adonisjs/lucid/services/db'
+import type { Actor } from '#core/rpc/base_operation'
+import { rpcError } from '#core/rpc/errors'
+import type { StampService } from '#core/services/stamp_service'
+import User from '#models/user'
+import { TABLES, nowSeconds } from '../models/rows.js'
+import { OWNER_PREF_KINDS, USER_PREF_KINDS, coercePref } from '../models/prefs.js'
+import type { BookService } from './book_service.js'
+import type { MemberService } from './member_service.js'
+import type { MessageService } from './message_service.js'
+import type { BookAccessService } from './book_access_service.js'
+
+/** The fields of a socket system message (type 11). */
+export interface SystemMessageInput {
+  b_o?: string
+  b_c?: string
+  param?: string
+  value?: unknown
+}
+
+export type SystemMessageName =
+  'acceptInvitation' | 'clearNotRead' | 'logOpenBook' | 'updateBookParam' | 'updateUserInfo'
+
+export const SYSTEM_MESSAGES: SystemMessageName[] = [
+  'acceptInvitation',
+  'clearNotRead',
+  'logOpenBook',
+  'updateBookParam',
+  'updateUserInfo',
+]
+
+/**
+ * userPrefs keys a client may change with updateUserInfo (2.3). mail1 and mob1
+ * are logins, and the dates are the server's: those are refused.
+ */
+const USER_INFO_KINDS: Record<string, 'string' | 'boolean' | 'integer'> = {
+  fname: 'string',
+  lname: 'string',
+  sex: 'string',
+  country: 'string',
+  lang: 'string',
+  birthd: 'string',
+  mail2: 'string',
+  mob2: 'string',
+  address: 'string',
+  zip: 'string',
+  city: 'string',
+  cie: 'string',
+  vatn: 'string',
+  account: 'string',
+  slashd: 'boolean',
+  regiondf: 'string',
+  sdate: 'string',
+  method: 'string',
+  openGrand: 'boolean',
+  NotifMobile: 'string',
+  nbCol: 'integer',
+  tz: 'string',
+  syncWithStorage: 'boolean',
+}
+
+const need = (value: string | undefined, name: string) => {
+  const text = value?.trim() ?? ''
+  if (text === '') throw rpcError('MISSING_PARAMETER', `Missing parameter: ${name}`)
+  return text
+}
+
+/**
+ * The effects of the socket's system messages (6, "System message"). The
+ * realtime channel calls handle() (or a method per message) and broadcasts
+ * the receive-system-message to the other concerned clients.
+ */
+export class SystemMessageService {
+  constructor(
+    private stamps: StampService,
+    private access: BookAccessService,
+    private books: BookService,
+    private members: MemberService,
+    private messages: MessageService
+  ) {}
+
+  async handle(actor: Actor, msg: string, input: SystemMessageInput) {
+    switch (msg) {
+      case 'acceptInvitation':
+        return this.acceptInvitation(actor, input)
+      case 'clearNotRead':
+        return this.clearNotRead(actor, input)
+      case 'logOpenBook':
+        return this.logOpenBook(actor, input)
+      case 'updateBookParam':
+        return this.updateBookParam(actor, input)
+      case 'updateUserInfo':
+        return this.updateUserInfo(actor, input)
+      default:
+        throw rpcError(
+          'INVALID_PARAMETER',
+          `Invalid parameter msg: unknown system message ${msg}`,
+          { field: 'msg' }
+        )
+    }
+  }
+
+  async acceptInvitation(actor: Actor, input: SystemMessageInput) {
+    const result = await this.members.accept(actor, need(input.b_o, 'b_o'), need(input.b_c, 'b_c'))
+    return { book: result.book }
+  }
+
+  /** Clears the unread count: the member has read the book up to its newest message. */
+  async clearNotRead(actor: Actor, input: SystemMessageInput) {
+    const book = await this.access.resolveFor(
+      actor,
+      need(input.b_o, 'b_o'),
+      need(input.b_c, 'b_c'),
+      'read'
+    )
+    await this.messages.markRead(actor, book)
+    return { book }
+  }
+
+  /** Records when the member last opened the book (not synced data: no stamp). */
+  async logOpenBook(actor: Actor, input: SystemMessageInput) {
+    const { book, member } = await this.books.membershipFor(
+      actor,
+      need(input.b_o, 'b_o'),
+      need(input.b_c, 'b_c')
+    )
+    await db.from(TABLES.members).where('id', member.id).update({ last_open_at: nowSeconds() })
+    return { book }
+  }
+
+  /**
+   * A book parameter: one of the member's userPrefs, favorite or order; or,
+   * for an administrator, an ownerPrefs key (title, covers, ...) or description.
+   */
+  async updateBookParam(actor: Actor, input: SystemMessageInput) {
+    const owner = need(input.b_o, 'b_o')
+    const code = need(input.b_c, 'b_c')
+    const param = need(input.param, 'param')
+    const value = input.value
+    if (param === 'favorite' || param === 'order') {
+      const typed = coercePref(param === 'favorite' ? 'boolean' : 'integer', value)
+      if (typed === undefined)
+        throw rpcError('INVALID_PARAMETER', `Invalid parameter value for ${param}`, {
+          field: 'value',
+        })
+      return { book: await this.books.updateUserPrefs(actor, owner, code, { [param]: typed }) }
+    }
+    if (param in USER_PREF_KINDS || param === 'syncWithHubic') {
+      return {
+        book: await this.books.updateUserPrefs(actor, owner, code, {
+          userPrefs: { [param]: value },
+        }),
+      }
+    }
+    if (param in OWNER_PREF_KINDS) {
+      return {
+        book: await this.books.update(actor, owner, code, { ownerPrefs: { [param]: value } }),
+      }
+    }
+    if (param === 'description') {
+      return {
+        book: await this.books.update(actor, owner, code, { description: String(value ?? '') }),
+      }
+    }
+    throw rpcError(
+      'INVALID_PARAMETER',
+      `Invalid parameter param: ${param} is not a book parameter`,
+      { field: 'param' }
+    )
+  }
+
+  /** A user-info parameter (userPrefs of 2.3); fname and lname are the user's names. */
+  async updateUserInfo(actor: Actor, input: SystemMessageInput) {
+    const rawParam = need(input.param, 'param')
+    const param = rawParam === 'syncWithHubic' ? 'syncWithStorage' : rawParam
+    const kind = USER_INFO_KINDS[param]
+    if (!kind)
+      throw rpcError(
+        'INVALID_PARAMETER',
+        `Invalid parameter param: ${rawParam} cannot be changed`,
+        { field: 'param' }
+      )
+    const value = coercePref(kind, input.value)
+    if (value === undefined)
+      throw rpcError('INVALID_PARAMETER', `Invalid parameter value for ${rawParam}`, {
+        field: 'value',
+      })
+    if (typeof value === 'string' && value.length > 191) {
+      throw rpcError('INVALID_PARAMETER', 'Invalid parameter value: at most 191 characters', {
+        field: 'value',
+      })
+    }
+    await this.stamps.write(async ({ trx, stamp }) => {
+      const user = await User.query({ client: trx })
+        .where('id', actor.user.id)
+        .forUpdate()
+        .firstOrFail()
+      if (param === 'fname') user.firstName = value as string
+      else if (param === 'lname') user.lastName = value as string
+      else user.prefs = { ...user.prefs, [param]: value }
+      user.sstamp = stamp
+      await user.save()
+      actor.user.merge({
+        firstName: user.firstName,
+        lastName: user.lastName,
+        prefs: user.prefs,
+        sstamp: user.sstamp,
+      })
+    })
+    return { param: rawParam, value }
+  }
+}

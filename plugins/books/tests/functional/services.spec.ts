@@ -1,0 +1,330 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import type { Actor } from '#core/rpc/base_operation'
+import { NO_RESTRICTIONS, type SessionRestrictions } from '#models/api_session'
+import type ApiSession from '#models/api_session'
+import type User from '#models/user'
+import bookAccess from '#plugins/books/services/book_access'
+import counters from '#plugins/books/services/counters'
+import messages from '#plugins/books/services/messages'
+import systemMessages from '#plugins/books/services/system_messages'
+import seedBooksDemo from '#plugins/books/database/demo'
+import { login, makeUser } from '#tests/helpers/users'
+import { book, client, clientFor, send, share, pick } from '../helpers/books.js'
+import { onMysql } from '#tests/helpers/database'
+
+const actorOf = (user: User, restrictions: Partial<SessionRestrictions> = {}): Actor => ({
+  user,
+  principal: user,
+  session: null as unknown as ApiSession,
+  restrictions: { ...NO_RESTRICTIONS, ...restrictions },
+  onBehalf: false,
+})
+
+async function rejects(assert: any, promise: Promise<unknown>, code: string) {
+  try {
+    await promise
+    assert.fail(`expected ${code}`)
+  } catch (error: any) {
+    assert.strictEqual(error.code, code, String(error?.stack ?? error))
+  }
+}
+
+test.group('BookAccessService (the contract other plugins use)', () => {
+  test('resolve, findById, rightOf, assert, resolveFor, memberUserIds', async ({ assert }) => {
+    const alice = await client()
+    const bob = await client()
+    const carol = await client()
+    const target = await book(alice)
+    await share(alice, target, bob, 2)
+    await alice.call({ req: 'inviteMember', ...target, member: carol.code })
+
+    const ref = await bookAccess.resolve(target.b_o, target.b_c)
+    assert.isNotNull(ref)
+    assert.deepEqual(ref, {
+      id: ref!.id,
+      b_o: alice.code,
+      b_c: target.b_c,
+      ownerId: alice.user.id,
+      archived: false,
+    })
+    assert.deepEqual(await bookAccess.findById(ref!.id), ref)
+    assert.isNull(await bookAccess.resolve(target.b_o, 'nope'))
+    assert.isNull(await bookAccess.findById(99_999_999))
+
+    assert.strictEqual(await bookAccess.rightOf(alice.user.id, ref!.id), 4)
+    assert.strictEqual(await bookAccess.rightOf(bob.user.id, ref!.id), 2)
+    assert.isNull(
+      await bookAccess.rightOf(carol.user.id, ref!.id),
+      'an invitation is not membership'
+    )
+    assert.sameMembers(await bookAccess.memberUserIds(ref!.id), [alice.user.id, bob.user.id])
+    const dave = await client()
+    await share(alice, target, dave, 1)
+    await dave.call({ req: 'leaveBook', ...target })
+    assert.isNull(await bookAccess.rightOf(dave.user.id, ref!.id), 'a member who left has no right')
+    assert.notInclude(await bookAccess.memberUserIds(ref!.id), dave.user.id)
+
+    await bookAccess.assert(actorOf(bob.user), ref!, 'write')
+    await rejects(assert, bookAccess.assert(actorOf(bob.user), ref!, 'delete'), 'FORBIDDEN')
+    await rejects(assert, bookAccess.assert(actorOf(bob.user), ref!, 'admin'), 'FORBIDDEN')
+    await rejects(assert, bookAccess.assert(actorOf(carol.user), ref!, 'read'), 'NOT_FOUND')
+    await rejects(
+      assert,
+      bookAccess.assert(actorOf(bob.user, { carnet_code: 'other' }), ref!, 'read'),
+      'RESTRICTED_SESSION'
+    )
+    await rejects(
+      assert,
+      bookAccess.assert(actorOf(bob.user, { readonly: true }), ref!, 'write'),
+      'READONLY_SESSION'
+    )
+    await bookAccess.assert(
+      actorOf(bob.user, { carnet_code: target.b_c, carnet_owner: alice.code }),
+      ref!,
+      'read'
+    )
+
+    assert.deepEqual(
+      await bookAccess.resolveFor(actorOf(alice.user), target.b_o, target.b_c, 'admin'),
+      ref
+    )
+    await rejects(
+      assert,
+      bookAccess.resolveFor(actorOf(carol.user), target.b_o, 'missing', 'read'),
+      'NOT_FOUND'
+    )
+    await rejects(
+      assert,
+      bookAccess.resolveFor(
+        actorOf(carol.user, { carnet_code: 'x' }),
+        target.b_o,
+        'missing',
+        'read'
+      ),
+      'RESTRICTED_SESSION'
+    )
+  })
+})
+
+test.group('MessageService.send (the socket send message path)', () => {
+  test('new, resend by uuid, edit by smid, delete with del', async ({ assert }) => {
+    const alice = await client()
+    const target = await book(alice)
+    const actor = actorOf(alice.user)
+    const created = await messages.send(actor, {
+      ...target,
+      msg: 'from the socket',
+      uuid: 'sock-1',
+    })
+    assert.isTrue(created.isNew)
+    assert.strictEqual(created.message.msg, 'from the socket')
+    const resent = await messages.send(actor, { ...target, msg: 'from the socket', uuid: 'sock-1' })
+    assert.isFalse(resent.isNew)
+    assert.strictEqual(resent.smid, created.smid)
+    const edited = await messages.send(actor, { msg: 'edited', smid: created.smid })
+    assert.strictEqual(edited.message.msg, 'edited')
+    const deleted = await messages.send(actor, { ...target, smid: created.smid, del: true })
+    assert.isTrue(deleted.del)
+    assert.strictEqual(deleted.smid, created.smid)
+    const byUuid = await messages.send(actor, { ...target, msg: 'second', uuid: 'sock-2' })
+    const deletedByUuid = await messages.send(actor, { ...target, uuid: 'sock-2', del: true })
+    assert.strictEqual(deletedByUuid.smid, byUuid.smid)
+    assert.isTrue(deletedByUuid.del)
+  })
+})
+
+test.group('system messages', () => {
+  test('acceptInvitation, clearNotRead, logOpenBook', async ({ assert }) => {
+    const alice = await client()
+    const bob = await client()
+    const target = await book(alice)
+    await alice.call({ req: 'inviteMember', ...target, member: bob.code })
+    await systemMessages.handle(actorOf(bob.user), 'acceptInvitation', target)
+    assert.strictEqual(
+      pick(await bob.call({ req: 'getBookInfo', ...target }), 'book.accepted'),
+      true
+    )
+
+    await send(alice, target, 'one')
+    await send(alice, target, 'two')
+    assert.strictEqual(pick(await bob.call({ req: 'getBookInfo', ...target }), 'book.nbNotRead'), 2)
+    await systemMessages.handle(actorOf(bob.user), 'clearNotRead', target)
+    assert.strictEqual(pick(await bob.call({ req: 'getBookInfo', ...target }), 'book.nbNotRead'), 0)
+
+    await systemMessages.handle(actorOf(bob.user), 'logOpenBook', target)
+    const member = await db.from('book_members').where('user_id', bob.user.id).first()
+    assert.isAbove(Number(member.last_open_at), 0)
+    await rejects(
+      assert,
+      systemMessages.handle(actorOf(bob.user), 'logOpenBook', {}),
+      'MISSING_PARAMETER'
+    )
+    await rejects(
+      assert,
+      systemMessages.handle(actorOf(bob.user), 'bogus', target),
+      'INVALID_PARAMETER'
+    )
+  })
+
+  test('updateBookParam: own prefs, favorite, owner prefs for administrators', async ({
+    assert,
+  }) => {
+    const alice = await client()
+    const bob = await client()
+    const target = await book(alice)
+    await share(alice, target, bob, 2)
+    await systemMessages.handle(actorOf(bob.user), 'updateBookParam', {
+      ...target,
+      param: 'maxMsgsOffline',
+      value: '40',
+    })
+    await systemMessages.handle(actorOf(bob.user), 'updateBookParam', {
+      ...target,
+      param: 'favorite',
+      value: 'true',
+    })
+    const forBob = pick(await bob.call({ req: 'getBookInfo', ...target }), 'book')
+    assert.strictEqual(forBob.userPrefs.maxMsgsOffline, 40)
+    assert.strictEqual(forBob.favorite, true)
+    await rejects(
+      assert,
+      systemMessages.handle(actorOf(bob.user), 'updateBookParam', {
+        ...target,
+        param: 'title',
+        value: 'x',
+      }),
+      'FORBIDDEN'
+    )
+    await systemMessages.handle(actorOf(alice.user), 'updateBookParam', {
+      ...target,
+      param: 'title',
+      value: 'By socket',
+    })
+    assert.strictEqual(
+      pick(await bob.call({ req: 'getBookInfo', ...target }), 'book.ownerPrefs.title'),
+      'By socket'
+    )
+    await rejects(
+      assert,
+      systemMessages.handle(actorOf(bob.user), 'updateBookParam', {
+        ...target,
+        param: 'nope',
+        value: 'x',
+      }),
+      'INVALID_PARAMETER'
+    )
+  })
+
+  test('updateUserInfo changes userPrefs and names, and bumps the user stamp', async ({
+    assert,
+  }) => {
+    const user = await makeUser()
+    const actor = actorOf(user)
+    const before = Number(user.sstamp)
+    await systemMessages.handle(actor, 'updateUserInfo', { param: 'city', value: 'Lyon' })
+    await systemMessages.handle(actor, 'updateUserInfo', { param: 'fname', value: 'Renamed' })
+    await systemMessages.handle(actor, 'updateUserInfo', { param: 'syncWithHubic', value: '1' })
+    const row = await db.from('users').where('id', user.id).first()
+    assert.strictEqual(row.first_name, 'Renamed')
+    assert.include(row.prefs, '"city":"Lyon"')
+    assert.include(row.prefs, '"syncWithStorage":true')
+    assert.isAbove(Number(row.sstamp), before)
+    await rejects(
+      assert,
+      systemMessages.handle(actor, 'updateUserInfo', { param: 'mail1', value: 'x@y.z' }),
+      'INVALID_PARAMETER'
+    )
+    await rejects(
+      assert,
+      systemMessages.handle(actor, 'updateUserInfo', { param: 'nbCol', value: 'many' }),
+      'INVALID_PARAMETER'
+    )
+  })
+})
+
+test.group('counters under concurrency', () => {
+  test('concurrent senders, deleters and refreshes keep nbMsgs and nbNotRead exact', async ({
+    assert,
+  }) => {
+    const alice = await client()
+    const bob = await client()
+    const carol = await client()
+    const target = await book(alice)
+    await share(alice, target, bob, 3)
+    await share(alice, target, carol, 2)
+    const ref = (await bookAccess.resolve(target.b_o, target.b_c))!
+    const writers = [alice, bob, carol]
+    const perWriter = onMysql() ? 25 : 12
+    let refreshing = true
+    const refresher = (async () => {
+      while (refreshing) {
+        await counters.refresh(ref.id)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+    })()
+    const sent = await Promise.all(
+      writers.map(async (writer) => {
+        const ids: number[] = []
+        for (let index = 0; index < perWriter; index++)
+          ids.push(pick(await send(writer, target, `${writer.code} ${index}`), 'createMessageId'))
+        // Each deletes a third of their own messages while others keep sending.
+        for (const smid of ids.filter((_, index) => index % 3 === 0)) {
+          await writer.call({ req: 'deleteMsg', ...target, msg_id: smid })
+        }
+        return ids
+      })
+    )
+    refreshing = false
+    await refresher
+
+    const live = await db
+      .from('book_messages')
+      .where('book_id', ref.id)
+      .where('del', false)
+      .select('smid', 'creator_id')
+    const expectUnread = (userId: number, lastRead: number) =>
+      live.filter((row) => Number(row.creator_id) !== userId && Number(row.smid) > lastRead).length
+    const verify = async () => {
+      for (const who of writers) {
+        const view = pick(await who.call({ req: 'getBookInfo', ...target }), 'book')
+        assert.strictEqual(view.nbMsgs, live.length, `nbMsgs for ${who.code}`)
+        assert.strictEqual(
+          view.nbNotRead,
+          expectUnread(who.user.id, view.lastMsgRead),
+          `nbNotRead for ${who.code}`
+        )
+      }
+    }
+    assert.strictEqual(live.length, sent.flat().length - writers.length * Math.ceil(perWriter / 3))
+    await verify()
+    await counters.refresh(ref.id)
+    await verify()
+  })
+})
+
+test.group('demo data', () => {
+  test('two users share a book with messages and an event', async ({ assert }) => {
+    const admin = await makeUser({ isAdmin: true })
+    await seedBooksDemo({ adminId: admin.id })
+    const session = await login(admin)
+    const asAdmin = clientFor(admin, session)
+    const all = pick(await asAdmin.call({ req: 'getAllBooks' }), 'allBooks')
+    const welcome = all.books.find((entry: any) => entry.b_c === 'welcome')
+    assert.strictEqual(welcome.nbMembers, 2)
+    assert.sameMembers(
+      welcome.members.map((member: any) => member.u_c),
+      [admin.code, 'camille']
+    )
+    assert.isAtLeast(welcome.nbMsgs, 3)
+    const events = pick(
+      await asAdmin.call({ req: 'getBookEvents', b_o: admin.code, b_c: 'welcome' }),
+      'bookEvents'
+    )
+    assert.lengthOf(events, 1)
+    assert.deepEqual(
+      all.contacts.map((contact: any) => [contact.u_c, contact.isConfirmed]),
+      [['camille', true]]
+    )
+  })
+})

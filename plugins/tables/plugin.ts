@@ -1,0 +1,44 @@
+import { definePlugin } from '#core/plugins/define_plugin'
+
+/** Smart tables: fields, rows, views, filters, tabs (see README.md). */
+export default definePlugin({
+  id: 'tables',
+  version: '0.1.0',
+  description: 'Smart tables: fields, rows, views, filters, tabs',
+  dependsOn: ['books'],
+  operations: {
+    computeTableOperation: () => import('./operations/compute_table_operation.js'),
+    createField: () => import('./operations/create_field.js'),
+    createOrUpdateTableRow: () => import('./operations/create_or_update_table_row.js'),
+    createOrUpdateTableRows: () => import('./operations/create_or_update_table_rows.js'),
+    createTab: () => import('./operations/create_tab.js'),
+    createTable: () => import('./operations/create_table.js'),
+    createView: () => import('./operations/create_view.js'),
+    deleteField: () => import('./operations/delete_field.js'),
+    deleteTab: () => import('./operations/delete_tab.js'),
+    deleteTable: () => import('./operations/delete_table.js'),
+    deleteTableRow: () => import('./operations/delete_table_row.js'),
+    deleteTableRows: () => import('./operations/delete_table_rows.js'),
+    deleteView: () => import('./operations/delete_view.js'),
+    getBookTables: () => import('./operations/get_book_tables.js'),
+    getNamedTableValues: () => import('./operations/get_named_table_values.js'),
+    getTableRows: () => import('./operations/get_table_rows.js'),
+    getTableValueSubset: () => import('./operations/get_table_value_subset.js'),
+    getTableValues: () => import('./operations/get_table_values.js'),
+    listTableRowsById: () => import('./operations/list_table_rows_by_id.js'),
+    updateField: () => import('./operations/update_field.js'),
+    updateTab: () => import('./operations/update_tab.js'),
+    updateTable: () => import('./operations/update_table.js'),
+    updateTableValue: () => import('./operations/update_table_value.js'),
+    updateView: () => import('./operations/update_view.js'),
+  },
+  // Link captions, lookups and rollups of other tables, recomputed after a write commits.
+  jobs: {
+    'tables.recompute': () => import('./jobs/recompute.js'),
+  },
+  // Socket update table value (type 13) and book updates ready on row writes (docs/socket.md).
+  socket: {
+    13: () => import('./socket/update_table_value.js'),
+  },
+  realtime: () => import('./socket/realtime.js'),
+})

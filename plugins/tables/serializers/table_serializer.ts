@@ -1,0 +1,176 @@
+import { formatDateTime, type FieldDef } from '../services/field_types.js'
+import type { CategoryMeta, FormMeta, TabMeta, ViewMeta } from '../services/meta_service.js'
+
+/**
+ * Wire shapes of smart-table structure (spec 2.6 and client-facts "Smart
+ * tables"). Names are spelled out here, one by one: they are a contract.
+ */
+export function serializeField(field: FieldDef, options: { includeEnums?: boolean } = {}) {
+  const out: Record<string, unknown> = {
+    id: field.id,
+    name: field.name,
+    code: field.code,
+    fixed_code: field.fixedCode,
+    type: field.type,
+    order: field.order,
+    description: field.description,
+    readOnly:
+      field.readOnly ||
+      [
+        'lookup',
+        'rollup',
+        'formula',
+        'autoincrement',
+        'created_time',
+        'modified_time',
+        'created_by',
+        'modified_by',
+      ].includes(field.type),
+    values: field.options.values ?? null,
+    dateFormat:
+      field.type === 'date' || field.type === 'created_time' || field.type === 'modified_time'
+        ? (field.options.dateFormat ?? (field.options.withTime ? 'Y-m-d H:i:s' : 'Y-m-d'))
+        : null,
+    withTime: field.type === 'date' ? Boolean(field.options.withTime) : undefined,
+    numformat:
+      field.type === 'double' || field.type === 'rollup' || field.type === 'formula'
+        ? (field.options.numformat ?? null)
+        : null,
+    multiple:
+      field.type === 'enum' || field.type === 'link' ? Boolean(field.options.multiple) : undefined,
+    lastModified: field.lastModified,
+  }
+  if (options.includeEnums !== false && field.type === 'enum') {
+    out.enumColors = {
+      values:
+        field.options.enumColors?.values ??
+        (field.options.values ?? []).map((value) => ({ value, color: '' })),
+      strict: field.options.enumColors?.strict ?? false,
+      displayColors: field.options.enumColors?.displayColors ?? false,
+    }
+  }
+  if (field.type === 'link') out.linkCatId = field.options.linkCatId ?? null
+  if (field.type === 'lookup' || field.type === 'rollup') {
+    out.linkFieldId = field.options.linkFieldId ?? null
+    out.targetFieldId = field.options.targetFieldId ?? null
+    if (field.type === 'rollup') out.rollup = field.options.rollup ?? 'count'
+  }
+  if (field.type === 'formula') {
+    out.formula = field.options.formula ?? ''
+    out.resultType = field.options.resultType ?? 'number'
+  }
+  for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key]
+  return out
+}
+
+export function serializeView(view: ViewMeta) {
+  return {
+    id: view.id,
+    name: view.name,
+    description: view.description,
+    presentation: view.presentation,
+    locked: view.locked,
+    order: view.order,
+    hiddenFields: view.hiddenFields,
+    lastModified: view.lastModified,
+    filterGroup: view.filterGroup
+      ? {
+          id: view.filterGroup.id,
+          operator: view.filterGroup.operator,
+          lastModified: view.filterGroup.lastModified,
+          filters: view.filterGroup.filters.map((filter) => ({
+            id: filter.id,
+            field_id: filter.field_id,
+            filter_type: filter.filter_type,
+            json: filter.json,
+            lastModified: filter.lastModified ?? view.filterGroup!.lastModified,
+          })),
+        }
+      : null,
+    card: {
+      hz_field_id: view.card.hz_field_id ?? null,
+      layout: view.card.layout ?? null,
+      title_field_id: view.card.title_field_id ?? null,
+    },
+    calendar: {
+      display_field_id: view.calendar.display_field_id ?? null,
+      start_field_id: view.calendar.start_field_id ?? null,
+      end_field_id: view.calendar.end_field_id ?? null,
+      co_field_id: view.calendar.co_field_id ?? null,
+    },
+  }
+}
+
+export function serializeCategory(
+  category: CategoryMeta,
+  options: {
+    includeFields?: boolean
+    includeEnums?: boolean
+    selectedViewId?: number | null
+    viewRowIds?: Map<number, number[]>
+  } = {}
+) {
+  return {
+    id: category.id,
+    name: category.name,
+    description: category.description,
+    code: category.code,
+    fixed_code: category.fixedCode,
+    order: category.order,
+    fpAutoExport: false,
+    mobLargeColNb: 3,
+    mobSmallColNb: 2,
+    pivot_id: null,
+    p_catid: null,
+    pivot_catid: null,
+    p_field_hz: null,
+    p_field_vt: null,
+    p_field_va: null,
+    p_field_co: null,
+    locked: category.locked ? 1 : 0,
+    sysFunc: category.sysFunc,
+    triggerUpdateUrl: category.triggerUpdateUrl,
+    rights: { modify: category.rightsModify, select: category.rightsSelect },
+    lastModified: formatDateTime(new Date(category.lastModified * 1000)),
+    prefs: { link_presentation: 'text', ...category.prefs },
+    views: category.views.map((view) => {
+      const out: Record<string, unknown> = serializeView(view)
+      if (options.viewRowIds) out.rowIds = options.viewRowIds.get(view.id) ?? []
+      return out
+    }),
+    selectedViewId: options.selectedViewId ?? category.views[0]?.id ?? null,
+    fields: options.includeFields
+      ? category.fields.map((field) => serializeField(field, options))
+      : null,
+  }
+}
+
+export function serializeTab(tab: TabMeta) {
+  return {
+    id: tab.id,
+    category_id: tab.categoryId,
+    view_id: tab.viewId,
+    order: tab.order,
+    hidden: tab.hidden,
+    lastModified: tab.lastModified,
+  }
+}
+
+export function serializeForm(
+  form: FormMeta,
+  extra: { creator: string; right: number | null; lastTabId: number | null }
+) {
+  return {
+    id: form.id,
+    name: form.name,
+    description: form.description,
+    creator: extra.creator,
+    platform: false,
+    system: form.isSystem,
+    public: form.isPublic,
+    lastModified: form.lastModified,
+    rights: { modify: form.rightsModify, select: form.rightsSelect },
+    right: extra.right ?? 0,
+    lastTabId: extra.lastTabId ?? 0,
+  }
+}

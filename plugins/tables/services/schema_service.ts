@@ -1,0 +1,170 @@
+import db from '@adonisjs/lucid/services/db'
+import type { Knex } from 'knex'
+import {
+  hasSideTable,
+  kindOf,
+  linkTextColumn,
+  rowTableName,
+  sideTableName,
+  storageOf,
+  type FieldDef,
+} from './field_types.js'
+
+/** Row ids are global: category c owns ids c * ROW_ID_SPACE + 1 ... (b_o and catId are inferred from a rowId). */
+export const ROW_ID_SPACE = 2 ** 32
+
+export const categoryOfRowId = (rowId: number) => Math.floor(rowId / ROW_ID_SPACE)
+
+const isMysql = () => db.connection().dialect.name === 'mysql'
+
+/**
+ * DDL of the per-category row tables, through the schema builder. MariaDB
+ * commits implicitly around DDL, so these run outside write transactions:
+ * callers write metadata first, then change the schema, and undo the metadata
+ * when the DDL fails.
+ */
+export class SchemaService {
+  private schema() {
+    return db.connection().schema
+  }
+
+  async createRowTable(categoryId: number) {
+    const name = rowTableName(categoryId)
+    await this.schema().createTable(name, (table) => {
+      table.bigIncrements('id').primary()
+      table.double('ord').notNullable().defaultTo(0)
+      table.bigInteger('sstamp').notNullable().defaultTo(0)
+      table.string('created_at', 19).nullable()
+      table.string('updated_at', 19).nullable()
+      table.string('created_by', 191).nullable()
+      table.string('updated_by', 191).nullable()
+      table.index(['ord', 'id'], `${name}_ord_idx`)
+    })
+    // Start the id sequence inside this category's id space.
+    const start = categoryId * ROW_ID_SPACE
+    if (isMysql()) {
+      await db.rawQuery(`ALTER TABLE \`${name}\` AUTO_INCREMENT = ${start + 1}`)
+    } else {
+      await db.rawQuery('INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)', [name, start])
+    }
+  }
+
+  async dropRowTable(categoryId: number, fields: FieldDef[]) {
+    for (const field of fields) {
+      if (hasSideTable(field))
+        await this.schema().dropTableIfExists(sideTableName(categoryId, field.id))
+    }
+    await this.schema().dropTableIfExists(rowTableName(categoryId))
+  }
+
+  private addColumn(
+    table: Knex.AlterTableBuilder,
+    column: string,
+    field: Pick<FieldDef, 'type' | 'options'>
+  ) {
+    switch (storageOf(field)) {
+      case 'string':
+        table.string(column, 255).nullable()
+        break
+      case 'text':
+        table.text(column, 'mediumtext').nullable()
+        break
+      case 'double':
+        table.double(column).nullable()
+        break
+      case 'bigint':
+        table.bigInteger(column).nullable()
+        break
+      case 'boolean':
+        table.boolean(column).notNullable().defaultTo(false)
+        break
+      case 'date':
+        table.string(column, 19).nullable()
+        break
+      case 'none':
+        break
+    }
+  }
+
+  /** Adds the field's column(s) and side table; `column` may differ from field.column during a type change. */
+  async addField(
+    categoryId: number,
+    field: Pick<FieldDef, 'id' | 'type' | 'options'>,
+    column: string | null
+  ) {
+    if (column) {
+      await this.schema().alterTable(rowTableName(categoryId), (table) => {
+        this.addColumn(table, column, field)
+        if (field.type === 'link') table.text(linkTextColumn(column), 'mediumtext').nullable()
+      })
+    }
+    if (hasSideTable(field)) {
+      const link = field.type === 'link'
+      const name = sideTableName(categoryId, field.id)
+      await this.schema().dropTableIfExists(name)
+      await this.schema().createTable(name, (table) => {
+        table.bigInteger('row_id').notNullable()
+        if (link) table.bigInteger('value').notNullable()
+        else table.string('value', 255).notNullable()
+        table.integer('pos').notNullable().defaultTo(0)
+        table.primary(['row_id', 'value'])
+        table.index(['value', 'row_id'], `${name}_value_idx`)
+      })
+    }
+  }
+
+  async dropField(
+    categoryId: number,
+    field: Pick<FieldDef, 'id' | 'type' | 'options' | 'column'>,
+    column = field.column
+  ) {
+    if (hasSideTable(field))
+      await this.schema().dropTableIfExists(sideTableName(categoryId, field.id))
+    if (!column) return
+    await this.dropIndexes(categoryId, column)
+    await this.schema().alterTable(rowTableName(categoryId), (table) => {
+      table.dropColumn(column)
+      if (field.type === 'link') table.dropColumn(linkTextColumn(column))
+    })
+  }
+
+  /** Drops columns only (a type change keeps the field's new side table). */
+  async dropColumns(categoryId: number, columns: string[]) {
+    for (const column of columns) await this.dropIndexes(categoryId, column)
+    await this.schema().alterTable(rowTableName(categoryId), (table) => {
+      for (const column of columns) table.dropColumn(column)
+    })
+  }
+
+  private indexName(categoryId: number, column: string) {
+    return `${rowTableName(categoryId)}_${column}_vidx`
+  }
+
+  /** An index for a column that a saved view filters or sorts on (idempotent). */
+  async ensureIndex(categoryId: number, field: FieldDef, column: string) {
+    const kind = kindOf(field)
+    if (kind === 'files' || kind === 'none' || kind === 'link' || kind === 'multi') return
+    const table = rowTableName(categoryId)
+    const name = this.indexName(categoryId, column)
+    if (isMysql()) {
+      const prefix = storageOf(field) === 'text' ? '(191)' : ''
+      await db.rawQuery(
+        `CREATE INDEX IF NOT EXISTS \`${name}\` ON \`${table}\` (\`${column}\`${prefix}, \`ord\`, \`id\`)`
+      )
+    } else {
+      // (column, ord, id): an equality filter then reads its page already in row order, without sorting.
+      await db.rawQuery(
+        `CREATE INDEX IF NOT EXISTS "${name}" ON "${table}" ("${column}", "ord", "id")`
+      )
+    }
+  }
+
+  private async dropIndexes(categoryId: number, column: string) {
+    const table = rowTableName(categoryId)
+    const name = this.indexName(categoryId, column)
+    if (isMysql()) await db.rawQuery(`DROP INDEX IF EXISTS \`${name}\` ON \`${table}\``)
+    else await db.rawQuery(`DROP INDEX IF EXISTS "${name}"`)
+  }
+}
+
+export const schemaService = new SchemaService()

@@ -1,0 +1,767 @@
+import db from '@adonisjs/lucid/services/db'
+import { randomBytes } from 'node:crypto'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { Actor } from '#core/rpc/base_operation'
+import { rpcError } from '#core/rpc/errors'
+import stamps from '#core/services/stamps'
+import type { BookRef } from '#plugins/books/services/book_access_service'
+import {
+  FIELD_TYPES,
+  ROLLUP_FUNCTIONS,
+  SYSTEM_COLUMNS,
+  convertInput,
+  hasSideTable,
+  rowTableName,
+  sideTableName,
+  storageOf,
+  type FieldDef,
+  type FieldOptions,
+  type FieldType,
+} from './field_types.js'
+import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from './filter_compiler.js'
+import { parseFormula } from './formula.js'
+import { metaService, toField, type CategoryMeta } from './meta_service.js'
+import { rowsService } from './rows_service.js'
+import { schemaService } from './schema_service.js'
+import { tableAccess } from './table_access.js'
+import { asBool, asList, asObject } from './wire.js'
+
+const fixedCode = (prefix: string) => `${prefix}${randomBytes(6).toString('hex')}`
+const unix = () => Math.floor(Date.now() / 1000)
+const invalid = (message: string) => rpcError('INVALID_PARAMETER', message)
+const text = (value: unknown) => (value === undefined || value === null ? undefined : String(value))
+
+export interface FieldInput {
+  name?: unknown
+  type?: unknown
+  code?: unknown
+  description?: unknown
+  readOnly?: unknown
+  order?: unknown
+  options?: unknown
+}
+
+/**
+ * Structure management (extensions to the spec, see README.md): tables,
+ * fields, views and tabs. Metadata is written in a stamped transaction; the
+ * row tables' DDL runs after it (MariaDB commits DDL implicitly), and the
+ * metadata is undone when the DDL fails.
+ */
+export class StructureService {
+  private async bump(trx: TransactionClientContract, categoryId: number, stamp: number) {
+    await trx
+      .from('table_categories')
+      .where('id', categoryId)
+      .update({ meta_version: stamp, sstamp: stamp, updated_at: unix() })
+    metaService.invalidate(categoryId)
+  }
+
+  /** The book's smart-table container, created on first use. */
+  async ensureForm(trx: TransactionClientContract, book: BookRef, actor: Actor, stamp: number) {
+    const existing = await metaService.formOfBook(book.id, trx)
+    if (existing) return existing.id
+    const [id] = await trx.table('table_forms').insert({
+      book_id: book.id,
+      name: book.b_c,
+      creator_id: actor.user.id,
+      sstamp: stamp,
+      updated_at: unix(),
+    })
+    return Number(id)
+  }
+
+  // ---- tables -------------------------------------------------------------
+
+  async createTable(
+    actor: Actor,
+    book: BookRef,
+    input: {
+      name: string
+      description?: string
+      code?: string
+      fields?: unknown
+      isPublic?: boolean
+    }
+  ) {
+    const fieldInputs = asList(input.fields, 'fields').map((raw) => asObject(raw, 'fields'))
+    const created = await stamps.write(async ({ trx, stamp }) => {
+      const formId = await this.ensureForm(trx, book, actor, stamp)
+      if (input.isPublic !== undefined)
+        await trx.from('table_forms').where('id', formId).update({ is_public: input.isPublic })
+      if (input.code) await this.assertFreeCode(trx, formId, input.code)
+      const top = await trx
+        .from('table_categories')
+        .where('form_id', formId)
+        .max('order as top')
+        .first()
+      const order = Number(top?.top ?? 0) + 1
+      const [categoryId] = await trx.table('table_categories').insert({
+        form_id: formId,
+        name: input.name,
+        description: input.description ?? null,
+        code: input.code || null,
+        fixed_code: fixedCode('c'),
+        order,
+        prefs: JSON.stringify({ link_presentation: 'text' }),
+        meta_version: stamp,
+        sstamp: stamp,
+        updated_at: unix(),
+      })
+      const [viewId] = await trx.table('table_views').insert({
+        category_id: categoryId,
+        name: 'All',
+        presentation: 'grid',
+        order: 1,
+        sstamp: stamp,
+        updated_at: unix(),
+      })
+      const tabTop = await trx
+        .from('table_tabs')
+        .where('form_id', formId)
+        .max('order as top')
+        .first()
+      const [tabId] = await trx.table('table_tabs').insert({
+        form_id: formId,
+        category_id: categoryId,
+        view_id: viewId,
+        order: Number(tabTop?.top ?? 0) + 1,
+        sstamp: stamp,
+        updated_at: unix(),
+      })
+      return { categoryId: Number(categoryId), viewId: Number(viewId), tabId: Number(tabId) }
+    })
+    try {
+      await schemaService.createRowTable(created.categoryId)
+    } catch (error) {
+      await stamps.write(({ trx }) =>
+        trx.from('table_categories').where('id', created.categoryId).delete()
+      )
+      throw error
+    }
+    for (const fieldInput of fieldInputs)
+      await this.createField(actor, created.categoryId, fieldInput)
+    return created
+  }
+
+  async updateTable(actor: Actor, categoryId: number, input: Record<string, any>) {
+    const { category, form } = await tableAccess.forCategory(actor, categoryId, 'admin', input.b_o)
+    await stamps.write(async ({ trx, stamp }) => {
+      const changes: Record<string, unknown> = {}
+      if (text(input.name) !== undefined) {
+        if (String(input.name).trim() === '') throw invalid('Invalid parameter name: empty')
+        changes.name = String(input.name).trim()
+      }
+      if (input.description !== undefined) changes.description = String(input.description)
+      if (input.code !== undefined) {
+        const code = String(input.code).trim()
+        if (code) await this.assertFreeCode(trx, form.id, code, category.id)
+        changes.code = code || null
+      }
+      if (input.order !== undefined && input.order !== '')
+        changes.order = this.int(input.order, 'order')
+      if (input.locked !== undefined && input.locked !== '')
+        changes.locked = asBool(input.locked, false)
+      if (input.rights !== undefined && input.rights !== '') {
+        const rights = asObject(input.rights, 'rights')
+        if (rights.modify !== undefined) changes.rights_modify = asBool(rights.modify, true)
+        if (rights.select !== undefined)
+          changes.rights_select = this.int(rights.select, 'rights.select')
+      }
+      if (input.prefs !== undefined && input.prefs !== '')
+        changes.prefs = JSON.stringify(asObject(input.prefs, 'prefs'))
+      if (input.triggerUpdateUrl !== undefined)
+        changes.trigger_update_url = String(input.triggerUpdateUrl) || null
+      if (Object.keys(changes).length)
+        await trx.from('table_categories').where('id', category.id).update(changes)
+      if (input.public !== undefined && input.public !== '') {
+        await trx
+          .from('table_forms')
+          .where('id', form.id)
+          .update({ is_public: asBool(input.public, false), sstamp: stamp, updated_at: unix() })
+      }
+      await this.bump(trx, category.id, stamp)
+    })
+  }
+
+  async deleteTable(actor: Actor, categoryId: number, b_o?: unknown) {
+    const { category } = await tableAccess.forCategory(actor, categoryId, 'admin', b_o)
+    const links = await db
+      .from('table_fields')
+      .where('type', 'link')
+      .whereNot('category_id', category.id)
+      .select('id', 'name', 'options')
+    const linked = links.find(
+      (row) => Number(JSON.parse(row.options ?? '{}').linkCatId) === category.id
+    )
+    if (linked)
+      throw rpcError(
+        'CONFLICT',
+        `Field "${linked.name}" (${linked.id}) of another table links to this table: delete it first`
+      )
+    await stamps.write(async ({ trx }) => {
+      await trx.from('table_categories').where('id', category.id).delete()
+    })
+    metaService.invalidate(category.id)
+    await schemaService.dropRowTable(category.id, category.fields)
+  }
+
+  private async assertFreeCode(
+    trx: TransactionClientContract,
+    formId: number,
+    code: string,
+    except?: number
+  ) {
+    const query = trx.from('table_categories').where('form_id', formId).where('code', code)
+    if (except) query.whereNot('id', except)
+    if (await query.first())
+      throw rpcError('CONFLICT', `Another table of this book has the code "${code}"`)
+  }
+
+  private int(value: unknown, name: string) {
+    const number = Number(String(value).trim())
+    if (!Number.isInteger(number)) throw invalid(`Invalid parameter ${name}: not an integer`)
+    return number
+  }
+
+  // ---- fields -------------------------------------------------------------
+
+  /** Validates type options against the table (links in the same book, lookups through this table's links). */
+  private async fieldOptions(
+    category: CategoryMeta,
+    type: FieldType,
+    raw: unknown,
+    previous: FieldOptions = {}
+  ): Promise<FieldOptions> {
+    const given = raw === undefined || raw === '' ? {} : asObject(raw, 'options')
+    const options: FieldOptions = { ...previous }
+    if (given.values !== undefined) options.values = asList(given.values, 'values').map(String)
+    if (given.enumColors !== undefined) {
+      const colors = asObject(given.enumColors, 'enumColors')
+      options.enumColors = {
+        values: asList(colors.values, 'enumColors.values').map((item) => {
+          const object = asObject(item, 'enumColors.values')
+          return { value: String(object.value ?? ''), color: String(object.color ?? '') }
+        }),
+        strict: asBool(colors.strict, false),
+        displayColors: asBool(colors.displayColors, true),
+      }
+    }
+    if (given.strict !== undefined) {
+      options.enumColors = {
+        values: options.enumColors?.values ?? [],
+        displayColors: options.enumColors?.displayColors ?? true,
+        strict: asBool(given.strict, false),
+      }
+    }
+    if (options.enumColors && !options.values)
+      options.values = options.enumColors.values.map((item) => item.value)
+    for (const key of ['dateFormat', 'numformat', 'formula'] as const)
+      if (given[key] !== undefined) options[key] = String(given[key])
+    if (given.withTime !== undefined) options.withTime = asBool(given.withTime, false)
+    if (given.multiple !== undefined) options.multiple = asBool(given.multiple, false)
+    if (given.resultType !== undefined) {
+      if (!['number', 'text'].includes(String(given.resultType)))
+        throw invalid('options.resultType is number or text')
+      options.resultType = String(given.resultType) as 'number' | 'text'
+    }
+    for (const key of ['linkCatId', 'linkFieldId', 'targetFieldId'] as const) {
+      if (given[key] !== undefined) options[key] = this.int(given[key], `options.${key}`)
+    }
+    if (given.rollup !== undefined) {
+      if (!ROLLUP_FUNCTIONS.includes(String(given.rollup) as any))
+        throw invalid(`options.rollup is one of ${ROLLUP_FUNCTIONS.join(', ')}`)
+      options.rollup = String(given.rollup) as any
+    }
+
+    if (type === 'link') {
+      if (!options.linkCatId) throw invalid('A link field needs options.linkCatId')
+      const target = await metaService.category(options.linkCatId)
+      if (!target || target.form.id !== category.formId)
+        throw invalid(`options.linkCatId ${options.linkCatId} is not a table of this book`)
+    }
+    if (type === 'lookup' || type === 'rollup') {
+      const link = category.fields.find(
+        (field) => field.id === options.linkFieldId && field.type === 'link'
+      )
+      if (!link) throw invalid('options.linkFieldId must name a link field of this table')
+      const target = await metaService.category(link.options.linkCatId!)
+      const targetField = target?.category.fields.find(
+        (field) => field.id === options.targetFieldId
+      )
+      if (!targetField && !(type === 'rollup' && options.rollup === 'count')) {
+        throw invalid('options.targetFieldId must name a field of the linked table')
+      }
+      if (type === 'rollup' && !options.rollup) options.rollup = 'count'
+    }
+    if (type === 'formula') {
+      try {
+        parseFormula(options.formula ?? '')
+      } catch (error) {
+        throw invalid(`Invalid formula: ${(error as Error).message}`)
+      }
+      if (!options.resultType) options.resultType = 'number'
+    }
+    return options
+  }
+
+  private fieldType(raw: unknown): FieldType {
+    const type = String(raw ?? '').trim()
+    if (!(FIELD_TYPES as readonly string[]).includes(type))
+      throw invalid(`Unknown field type "${type}"`)
+    return type as FieldType
+  }
+
+  async createField(actor: Actor, categoryId: number, input: FieldInput & { b_o?: unknown }) {
+    const { category } = await tableAccess.forCategory(actor, categoryId, 'admin', input.b_o)
+    const name = String(input.name ?? '').trim()
+    if (!name) throw rpcError('MISSING_PARAMETER', 'Missing parameter: name')
+    const type = this.fieldType(input.type)
+    if (category.fields.some((field) => field.name.toLowerCase() === name.toLowerCase())) {
+      throw rpcError('CONFLICT', `Table "${category.name}" already has a field named "${name}"`)
+    }
+    const options = await this.fieldOptions(category, type, input.options)
+    const stored = storageOf({ type, options }) !== 'none' && !SYSTEM_COLUMNS[type]
+    const fieldId = await stamps.write(async ({ trx, stamp }) => {
+      const top = await trx
+        .from('table_fields')
+        .where('category_id', category.id)
+        .max('order as top')
+        .first()
+      const [id] = await trx.table('table_fields').insert({
+        category_id: category.id,
+        name,
+        code: text(input.code) || null,
+        fixed_code: fixedCode('f'),
+        type,
+        order:
+          input.order !== undefined && input.order !== ''
+            ? this.int(input.order, 'order')
+            : Number(top?.top ?? 0) + 1,
+        description: text(input.description) ?? null,
+        read_only: asBool(input.readOnly, false),
+        options: JSON.stringify(options),
+        sstamp: stamp,
+        updated_at: unix(),
+      })
+      if (stored)
+        await trx
+          .from('table_fields')
+          .where('id', id)
+          .update({ column_name: `f${id}` })
+      await this.bump(trx, category.id, stamp)
+      return Number(id)
+    })
+    try {
+      await schemaService.addField(
+        category.id,
+        { id: fieldId, type, options },
+        stored ? `f${fieldId}` : null
+      )
+    } catch (error) {
+      await stamps.write(async ({ trx, stamp }) => {
+        await trx.from('table_fields').where('id', fieldId).delete()
+        await this.bump(trx, category.id, stamp)
+      })
+      throw error
+    }
+    metaService.invalidate(category.id)
+    if (['lookup', 'rollup', 'formula', 'autoincrement'].includes(type))
+      await this.fillComputed(category.id, fieldId)
+    return fieldId
+  }
+
+  /** Computes a new computed column for existing rows (autoincrement: numbered in row order). */
+  private async fillComputed(categoryId: number, fieldId: number) {
+    const found = await metaService.category(categoryId)
+    const field = found?.category.fields.find((candidate) => candidate.id === fieldId)
+    if (!field?.column) return
+    if (field.type === 'autoincrement') {
+      let next = 1
+      let after = 0
+      for (;;) {
+        const page = await db
+          .from(rowTableName(categoryId))
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(2000)
+          .select('id')
+        const ids = page.map((row) => Number(row.id))
+        if (!ids.length) return
+        await stamps.write(async ({ trx }) => {
+          for (const id of ids)
+            await trx
+              .from(rowTableName(categoryId))
+              .where('id', id)
+              .update({ [field.column!]: next++ })
+        })
+        after = ids[ids.length - 1]
+      }
+    }
+    await rowsService.recomputeAll(categoryId)
+  }
+
+  async field(fieldId: number): Promise<{ category: CategoryMeta; field: FieldDef }> {
+    const categoryId = await metaService.categoryOfField(fieldId)
+    const found = categoryId ? await metaService.category(categoryId) : null
+    const field = found?.category.fields.find((candidate) => candidate.id === fieldId)
+    if (!found || !field) throw rpcError('NOT_FOUND', `Field ${fieldId} not found`)
+    return { category: found.category, field }
+  }
+
+  async updateField(actor: Actor, fieldId: number, input: FieldInput & { b_o?: unknown }) {
+    const { category, field } = await this.field(fieldId)
+    await tableAccess.forCategory(actor, category.id, 'admin', input.b_o)
+    const type =
+      input.type !== undefined && input.type !== '' ? this.fieldType(input.type) : field.type
+    const options = await this.fieldOptions(
+      category,
+      type,
+      input.options,
+      type === field.type ? field.options : {}
+    )
+    const name = input.name !== undefined ? String(input.name).trim() : field.name
+    if (!name) throw invalid('Invalid parameter name: empty')
+    if (
+      category.fields.some(
+        (other) => other.id !== field.id && other.name.toLowerCase() === name.toLowerCase()
+      )
+    ) {
+      throw rpcError('CONFLICT', `Table "${category.name}" already has a field named "${name}"`)
+    }
+    const oldStorage = SYSTEM_COLUMNS[field.type] ? 'none' : storageOf(field)
+    const newStorage = SYSTEM_COLUMNS[type] ? 'none' : storageOf({ type, options })
+    const rebuild =
+      type !== field.type ||
+      oldStorage !== newStorage ||
+      hasSideTable(field) !== hasSideTable({ type, options })
+    let newColumn = field.column
+    if (rebuild) {
+      // A type change: a new column (and side table), filled by converting every value, then the old one dropped.
+      newColumn = newStorage === 'none' ? null : `f${field.id}_${Date.now().toString(36)}`
+      const next: FieldDef = { ...field, type, options, column: newColumn }
+      if (hasSideTable(field))
+        await db
+          .connection()
+          .schema.renameTable(
+            sideTableName(category.id, field.id),
+            `${sideTableName(category.id, field.id)}_old`
+          )
+      await schemaService.addField(category.id, next, newColumn)
+      await this.convertColumn(category, field, next)
+      if (hasSideTable(field))
+        await db
+          .connection()
+          .schema.dropTableIfExists(`${sideTableName(category.id, field.id)}_old`)
+    }
+    await stamps.write(async ({ trx, stamp }) => {
+      await trx
+        .from('table_fields')
+        .where('id', field.id)
+        .update({
+          name,
+          type,
+          options: JSON.stringify(options),
+          column_name: newColumn,
+          code: input.code !== undefined ? text(input.code) || null : field.code,
+          description:
+            input.description !== undefined ? (text(input.description) ?? null) : field.description,
+          read_only:
+            input.readOnly !== undefined && input.readOnly !== ''
+              ? asBool(input.readOnly, false)
+              : field.readOnly,
+          order:
+            input.order !== undefined && input.order !== ''
+              ? this.int(input.order, 'order')
+              : field.order,
+          sstamp: stamp,
+          updated_at: unix(),
+        })
+      await this.bump(trx, category.id, stamp)
+    })
+    if (rebuild && field.column) {
+      await schemaService.dropColumns(
+        category.id,
+        field.type === 'link' ? [field.column, `${field.column}_t`] : [field.column]
+      )
+    }
+    if (['lookup', 'rollup', 'formula', 'link'].includes(type) || rebuild)
+      await rowsService.recomputeAll(category.id)
+  }
+
+  /** Converts the values of a field into its new type; values that do not convert become empty. */
+  private async convertColumn(category: CategoryMeta, from: FieldDef, to: FieldDef) {
+    const table = rowTableName(category.id)
+    const oldColumn = from.column ?? (SYSTEM_COLUMNS[from.type] as string | undefined)
+    if (!oldColumn || !to.column) return
+    const { displayText } = await import('./field_types.js')
+    let after = 0
+    for (;;) {
+      const rows = await db.from(table).where('id', '>', after).orderBy('id').limit(1000)
+      if (!rows.length) return
+      await stamps.write(async ({ trx }) => {
+        const sideRows: { row_id: number; value: string | number; pos: number }[] = []
+        for (const row of rows) {
+          const source =
+            from.type === 'link' || (from.type === 'enum' && from.options.multiple)
+              ? JSON.parse(row[oldColumn] ?? '[]')
+              : displayText(from, row)
+          let converted
+          try {
+            converted = convertInput(
+              to,
+              Array.isArray(source) &&
+                to.type !== 'link' &&
+                !(to.type === 'enum' && to.options.multiple)
+                ? source.join(', ')
+                : source
+            )
+          } catch {
+            converted = { value: null, list: [] }
+          }
+          await trx
+            .from(table)
+            .where('id', row.id)
+            .update({ [to.column!]: converted.value })
+          if (hasSideTable(to))
+            (converted.list ?? []).forEach((value, pos) =>
+              sideRows.push({ row_id: Number(row.id), value, pos })
+            )
+        }
+        await rowsService.insertPlain(trx, sideTableName(category.id, to.id), sideRows)
+      })
+      after = Number(rows[rows.length - 1].id)
+    }
+  }
+
+  async deleteField(actor: Actor, fieldId: number, b_o?: unknown) {
+    const { category, field } = await this.field(fieldId)
+    await tableAccess.forCategory(actor, category.id, 'admin', b_o)
+    const dependents = await db
+      .from('table_fields')
+      .whereIn('type', ['lookup', 'rollup'])
+      .select('id', 'name', 'options')
+    const dependent = dependents.find(
+      (row) =>
+        Number(JSON.parse(row.options ?? '{}').linkFieldId) === field.id ||
+        Number(JSON.parse(row.options ?? '{}').targetFieldId) === field.id
+    )
+    if (dependent)
+      throw rpcError(
+        'CONFLICT',
+        `Field "${dependent.name}" (${dependent.id}) reads this field: delete it first`
+      )
+    await stamps.write(async ({ trx, stamp }) => {
+      await trx.from('table_filters').where('field_id', field.id).delete()
+      await trx.from('table_fields').where('id', field.id).delete()
+      await this.bump(trx, category.id, stamp)
+    })
+    await schemaService.dropField(category.id, field)
+  }
+
+  // ---- views --------------------------------------------------------------
+
+  private async writeFilterGroup(
+    trx: TransactionClientContract,
+    viewId: number,
+    group: FilterGroupSpec | null
+  ) {
+    await trx.from('table_filter_groups').where('view_id', viewId).delete()
+    if (!group) return
+    const [groupId] = await trx
+      .table('table_filter_groups')
+      .insert({ view_id: viewId, operator: group.operator, updated_at: unix() })
+    let order = 0
+    for (const filter of group.filters) {
+      await trx.table('table_filters').insert({
+        group_id: groupId,
+        field_id: filter.field_id,
+        filter_type: filter.filter_type,
+        json: JSON.stringify(
+          filter.filter_type === 'group'
+            ? { operator: filter.json.operator, filters: filter.json.filters }
+            : { predicate: filter.json.predicate, operand: filter.json.operand ?? null }
+        ),
+        order: order++,
+        updated_at: unix(),
+      })
+    }
+  }
+
+  /** Validates a filter group by compiling it; returns it with the fields it uses (for indexes). */
+  private checkGroup(category: CategoryMeta, raw: unknown) {
+    if (raw === undefined || raw === '' || raw === null)
+      return { group: null, used: [] as FieldDef[] }
+    const group = normalizeGroup(raw)
+    const compiled = new FilterCompiler(category.fields, { userCode: null }).compile(group)
+    return { group, used: compiled.usedFields }
+  }
+
+  private viewColumns(input: Record<string, any>) {
+    const changes: Record<string, unknown> = {}
+    if (input.name !== undefined) changes.name = String(input.name).trim()
+    if (input.description !== undefined) changes.description = String(input.description)
+    if (input.presentation !== undefined) {
+      const presentation = String(input.presentation)
+      if (!['grid', 'card', 'calendar', 'form', 'kanban', 'gallery'].includes(presentation))
+        throw invalid(`Unknown presentation "${presentation}"`)
+      changes.presentation = presentation
+    }
+    if (input.locked !== undefined && input.locked !== '')
+      changes.locked = asBool(input.locked, false)
+    if (input.order !== undefined && input.order !== '')
+      changes.order = this.int(input.order, 'order')
+    if (input.card !== undefined) changes.card = JSON.stringify(asObject(input.card, 'card'))
+    if (input.calendar !== undefined)
+      changes.calendar = JSON.stringify(asObject(input.calendar, 'calendar'))
+    if (input.hiddenFields !== undefined)
+      changes.hidden_fields = JSON.stringify(asList(input.hiddenFields, 'hiddenFields').map(Number))
+    return changes
+  }
+
+  async createView(actor: Actor, categoryId: number, input: Record<string, any>) {
+    const { category } = await tableAccess.forCategory(actor, categoryId, 'admin', input.b_o)
+    if (!String(input.name ?? '').trim())
+      throw rpcError('MISSING_PARAMETER', 'Missing parameter: name')
+    const { group, used } = this.checkGroup(category, input.filterGroup)
+    const viewId = await stamps.write(async ({ trx, stamp }) => {
+      const top = await trx
+        .from('table_views')
+        .where('category_id', category.id)
+        .max('order as top')
+        .first()
+      const [id] = await trx.table('table_views').insert({
+        category_id: category.id,
+        order: Number(top?.top ?? 0) + 1,
+        ...this.viewColumns(input),
+        sstamp: stamp,
+        updated_at: unix(),
+      })
+      await this.writeFilterGroup(trx, Number(id), group)
+      await this.bump(trx, category.id, stamp)
+      return Number(id)
+    })
+    await this.indexFields(category.id, used)
+    return viewId
+  }
+
+  private async view(viewId: number) {
+    const categoryId = await metaService.categoryOfView(viewId)
+    if (!categoryId) throw rpcError('NOT_FOUND', `View ${viewId} not found`)
+    return categoryId
+  }
+
+  async updateView(actor: Actor, viewId: number, input: Record<string, any>) {
+    const { category } = await tableAccess.forCategory(
+      actor,
+      await this.view(viewId),
+      'admin',
+      input.b_o
+    )
+    const { group, used } = this.checkGroup(category, input.filterGroup)
+    await stamps.write(async ({ trx, stamp }) => {
+      const changes = this.viewColumns(input)
+      if (changes.name === '') throw invalid('Invalid parameter name: empty')
+      await trx
+        .from('table_views')
+        .where('id', viewId)
+        .update({ ...changes, sstamp: stamp, updated_at: unix() })
+      if (input.filterGroup !== undefined) await this.writeFilterGroup(trx, viewId, group)
+      await this.bump(trx, category.id, stamp)
+    })
+    await this.indexFields(category.id, used)
+  }
+
+  async deleteView(actor: Actor, viewId: number, b_o?: unknown) {
+    const { category } = await tableAccess.forCategory(actor, await this.view(viewId), 'admin', b_o)
+    await stamps.write(async ({ trx, stamp }) => {
+      await trx.from('table_views').where('id', viewId).delete()
+      await this.bump(trx, category.id, stamp)
+    })
+  }
+
+  /** Saved views filter and sort through indexes. */
+  private async indexFields(categoryId: number, fields: FieldDef[]) {
+    const seen = new Set<number>()
+    for (const field of fields) {
+      if (seen.has(field.id)) continue
+      seen.add(field.id)
+      const column = field.column ?? SYSTEM_COLUMNS[field.type]
+      if (column) await schemaService.ensureIndex(categoryId, field, column)
+    }
+  }
+
+  // ---- tabs ---------------------------------------------------------------
+
+  async createTab(actor: Actor, categoryId: number, input: Record<string, any>) {
+    const { category, form } = await tableAccess.forCategory(actor, categoryId, 'admin', input.b_o)
+    const viewId = this.optionalView(category, input.view_id ?? input.viewId)
+    return stamps.write(async ({ trx, stamp }) => {
+      const top = await trx.from('table_tabs').where('form_id', form.id).max('order as top').first()
+      const [id] = await trx.table('table_tabs').insert({
+        form_id: form.id,
+        category_id: category.id,
+        view_id: viewId ?? null,
+        order:
+          input.order !== undefined && input.order !== ''
+            ? this.int(input.order, 'order')
+            : Number(top?.top ?? 0) + 1,
+        hidden: asBool(input.hidden, false),
+        sstamp: stamp,
+        updated_at: unix(),
+      })
+      await trx
+        .from('table_forms')
+        .where('id', form.id)
+        .update({ sstamp: stamp, updated_at: unix() })
+      return Number(id)
+    })
+  }
+
+  private optionalView(category: CategoryMeta, raw: unknown): number | null | undefined {
+    if (raw === undefined) return undefined
+    if (raw === '' || raw === null || raw === '0') return null
+    const id = this.int(raw, 'view_id')
+    if (!category.views.some((view) => view.id === id))
+      throw invalid(`View ${id} is not a view of table "${category.name}"`)
+    return id
+  }
+
+  private async tabScope(actor: Actor, tabId: number, b_o?: unknown) {
+    const tab = await metaService.tab(tabId)
+    if (!tab) throw rpcError('NOT_FOUND', `Tab ${tabId} not found`)
+    const scope = await tableAccess.forCategory(actor, tab.categoryId, 'admin', b_o)
+    return { tab, ...scope }
+  }
+
+  async updateTab(actor: Actor, tabId: number, input: Record<string, any>) {
+    const { tab, category } = await this.tabScope(actor, tabId, input.b_o)
+    const viewId = this.optionalView(category, input.view_id ?? input.viewId)
+    await stamps.write(async ({ trx, stamp }) => {
+      const changes: Record<string, unknown> = { sstamp: stamp, updated_at: unix() }
+      if (viewId !== undefined) changes.view_id = viewId
+      if (input.order !== undefined && input.order !== '')
+        changes.order = this.int(input.order, 'order')
+      if (input.hidden !== undefined && input.hidden !== '')
+        changes.hidden = asBool(input.hidden, false)
+      await trx.from('table_tabs').where('id', tab.id).update(changes)
+      await trx
+        .from('table_forms')
+        .where('id', tab.formId)
+        .update({ sstamp: stamp, updated_at: unix() })
+    })
+  }
+
+  async deleteTab(actor: Actor, tabId: number, b_o?: unknown) {
+    const { tab } = await this.tabScope(actor, tabId, b_o)
+    await stamps.write(async ({ trx, stamp }) => {
+      await trx.from('table_tabs').where('id', tab.id).delete()
+      await trx
+        .from('table_forms')
+        .where('id', tab.formId)
+        .update({ sstamp: stamp, updated_at: unix() })
+    })
+  }
+}
+
+export const structureService = new StructureService()
+export { toField }

@@ -1,0 +1,83 @@
+import db from '@adonisjs/lucid/services/db'
+import { DateTime } from 'luxon'
+import { rpc, type Form } from '#tests/helpers/rpc'
+import { login, makeUser, type Session } from '#tests/helpers/users'
+
+let counter = 0
+
+/**
+ * A book with an owner (admin) and optional members, as a fixture: rows are
+ * written straight into the books plugin's tables, since its public service
+ * only reads (BookAccessService).
+ */
+export async function makeBook(members: { right: number }[] = []) {
+  const owner = await makeUser()
+  const code = `tb${Date.now().toString(36)}${++counter}`
+  const now = DateTime.now().toSQL({ includeOffset: false })
+  const [bookId] = await db.table('books').insert({ owner_id: owner.id, code, created_at: now })
+  await db
+    .table('book_members')
+    .insert({ book_id: bookId, user_id: owner.id, invite: 'accepted', right: 4, created_at: now })
+  const others = []
+  for (const member of members) {
+    const user = await makeUser()
+    await db.table('book_members').insert({
+      book_id: bookId,
+      user_id: user.id,
+      invite: 'accepted',
+      right: member.right,
+      created_at: now,
+    })
+    others.push({ user, session: await login(user) })
+  }
+  return {
+    id: Number(bookId),
+    b_o: owner.code,
+    b_c: code,
+    owner,
+    session: await login(owner),
+    members: others,
+  }
+}
+
+export type Call = (
+  req: string,
+  params?: Record<string, unknown>,
+  form?: Form
+) => Promise<Record<string, any>>
+
+/** An api.php caller bound to a session. */
+export function caller(session: Session | null): Call {
+  return async (req, params = {}, form = 'urlencoded') => {
+    const auth = session ? { o_u: session.o_u, u_c: session.o_u, sesskey: session.sesskey } : {}
+    const answer = await rpc({ req, version: '6.49q/6.49', ...auth, ...params }, form)
+    return answer.body
+  }
+}
+
+export function ok(body: Record<string, any>) {
+  if (body.status !== 'ok') throw new Error(`expected ok: ${JSON.stringify(body)}`)
+  return body
+}
+
+/** The errorCode of an answer (lets assertions read `await errorCode(call(...))`). */
+export async function errorCode(answer: Promise<Record<string, any>>) {
+  const body = await answer
+  return body.errorCode
+}
+
+/** The status of an answer. */
+export async function statusOf(answer: Promise<Record<string, any>>) {
+  const body = await answer
+  return body.status
+}
+
+/** Polls `probe` until it answers true (jobs run after the write answered), or fails after `ms`. */
+export async function eventually(probe: () => Promise<boolean>, ms = 10_000) {
+  const until = Date.now() + ms
+  for (;;) {
+    if (await probe()) return
+    if (Date.now() > until) throw new Error(`condition not met within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}

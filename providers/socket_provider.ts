@@ -1,0 +1,144 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { SocketServer } from '#core/socket/socket_server'
+import type { SocketHub, HubBus } from '#core/socket/hub'
+
+declare module '@adonisjs/core/types' {
+  interface ContainerBindings {
+    'quire.socket_hub': SocketHub
+    'quire.socket': SocketServer
+  }
+}
+
+/**
+ * The realtime channel (docs/socket.md): the socket hub, the WebSocket
+ * endpoint attached to the HTTP server once it is ready (web environment),
+ * Transmit's SSE routes and channels, the plugins' realtime bindings, and the
+ * Redis pub/sub channel between instances when Redis is configured.
+ */
+export default class SocketProvider {
+  private serves = false
+  private hub: SocketHub | null = null
+  private socket: SocketServer | null = null
+
+  constructor(protected app: ApplicationService) {}
+
+  register() {
+    this.app.container.singleton('quire.socket_hub', async (resolver) => {
+      const { SocketHub } = await import('#core/socket/hub')
+      const { default: socketConfig } = await import('#config/socket')
+      const { default: db } = await import('@adonisjs/lucid/services/db')
+      this.hub = new SocketHub(await resolver.make('logger'), {
+        bookUpdatesDelayMs: socketConfig.bookUpdatesDelayMs,
+        async codesOf(userIds) {
+          const rows = await db.from('users').whereIn('id', userIds).select('id', 'code')
+          return new Map(rows.map((row) => [Number(row.id), String(row.code)]))
+        },
+      })
+      return this.hub
+    })
+    this.app.container.singleton('quire.socket', async (resolver) => {
+      const { SocketServer } = await import('#core/socket/socket_server')
+      const { default: socketConfig } = await import('#config/socket')
+      this.socket = new SocketServer(
+        resolver,
+        await resolver.make('quire.plugins'),
+        await resolver.make('quire.access'),
+        await resolver.make('quire.users'),
+        await resolver.make('quire.socket_hub'),
+        await resolver.make('logger'),
+        socketConfig
+      )
+      return this.socket
+    })
+  }
+
+  /** Transmit's routes must exist before the router commits them (the HTTP server's boot). */
+  async start() {
+    const environment = this.app.getEnvironment()
+    this.serves = environment === 'web' || environment === 'test'
+    if (!this.serves) return
+    const { default: socketConfig } = await import('#config/socket')
+    if (!socketConfig.transmit) return
+    const { registerTransmit } = await import('#core/socket/transmit_channels')
+    const hub = await this.app.container.make('quire.socket_hub')
+    hub.useStream(
+      registerTransmit(
+        await this.app.container.make('transmit'),
+        await this.app.container.make('quire.access'),
+        await this.app.container.make('quire.users')
+      )
+    )
+  }
+
+  async ready() {
+    const environment = this.app.getEnvironment()
+    // Console processes (queue workers, commands) publish their changes to the web instances.
+    if (!this.serves && environment !== 'console') return
+    const hub = await this.app.container.make('quire.socket_hub')
+    await this.connectBus(hub, this.serves)
+    // Dropped sessions lose their sockets at once, on every instance.
+    const { default: emitter } = await import('@adonisjs/core/services/emitter')
+    emitter.on('core:sessions_revoked', ({ userId, keptSessionId, reason }) =>
+      hub.revokeSessions(userId, keptSessionId, reason)
+    )
+    await this.bindPlugins(hub)
+    if (environment === 'web') {
+      const server = await this.app.container.make('server')
+      const nodeServer = server.getNodeServer()
+      const socket = await this.app.container.make('quire.socket')
+      if (nodeServer) socket.attach(nodeServer as any)
+    }
+  }
+
+  private async bindPlugins(hub: SocketHub) {
+    const registry = await this.app.container.make('quire.plugins')
+    for (const manifest of registry.plugins) {
+      if (!manifest.realtime) continue
+      const { default: bind } = await manifest.realtime()
+      await bind(hub)
+    }
+  }
+
+  /** With Redis, the hub's channel joins the instances (publish only from console processes). */
+  private async connectBus(hub: SocketHub, subscribe: boolean) {
+    const { default: quireConfig } = await import('#config/quire')
+    if (!quireConfig.redisEnabled) return
+    const { default: redis } = await import('@adonisjs/redis/services/main')
+    const { default: env } = await import('#start/env')
+    const channel = `${env.get('REDIS_PREFIX', 'quire:')}socket:hub`
+    const connection = redis.connection()
+    const bus: HubBus = {
+      publish: (message) => connection.publish(channel, message),
+      subscribe: (handler) => {
+        if (!subscribe) return
+        return new Promise<void>((resolve) => {
+          connection.subscribe(channel, handler, {
+            onSubscription: () => resolve(),
+            onError: (error) => {
+              this.app.container
+                .make('logger')
+                .then((logger) =>
+                  logger.error({ err: error }, 'socket hub: Redis subscription failed')
+                )
+              resolve()
+            },
+          })
+        })
+      },
+      close: async () => {
+        if (!subscribe) return
+        try {
+          await connection.unsubscribe(channel)
+        } catch {
+          // the Redis provider may have closed the subscriber connection already
+        }
+      },
+    }
+    await hub.useBus(bus)
+  }
+
+  async shutdown() {
+    await this.socket?.shutdown()
+    await this.hub?.shutdown()
+  }
+}

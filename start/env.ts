@@ -1,0 +1,98 @@
+/*
+|--------------------------------------------------------------------------
+| Environment variables
+|--------------------------------------------------------------------------
+|
+| Every variable Quire reads is declared and typed here, and listed in the
+| README's configuration table. Nothing is required: `npm start` on a fresh
+| clone works with no .env file at all.
+*/
+import { Env } from '@adonisjs/core/env'
+
+export default await Env.create(new URL('../', import.meta.url), {
+  NODE_ENV: Env.schema.enum.optional(['development', 'production', 'test'] as const),
+  PORT: Env.schema.number.optional(),
+  HOST: Env.schema.string.optional({ format: 'host' }),
+  LOG_LEVEL: Env.schema.string.optional(),
+  APP_KEY: Env.schema.string.optional(),
+
+  /** Label and API level reported in every envelope as createdVNB: `<QUIRE_ENV>-<QUIRE_API_VERSION>`. */
+  QUIRE_ENV: Env.schema.string.optional(),
+  QUIRE_API_VERSION: Env.schema.string.optional(),
+  /** Folder holding the embedded database and other local state; created when missing. */
+  DATA_DIR: Env.schema.string.optional(),
+
+  DB_CONNECTION: Env.schema.enum.optional(['sqlite', 'mysql'] as const),
+  DB_HOST: Env.schema.string.optional({ format: 'host' }),
+  DB_PORT: Env.schema.number.optional(),
+  DB_USER: Env.schema.string.optional(),
+  DB_PASSWORD: Env.schema.string.optional(),
+  DB_DATABASE: Env.schema.string.optional(),
+  SQLITE_FILE: Env.schema.string.optional(),
+
+  /** Redis is used (limiter, queue, stamps, fan-out) only when REDIS_HOST is set. */
+  REDIS_HOST: Env.schema.string.optional({ format: 'host' }),
+  REDIS_PORT: Env.schema.number.optional(),
+  REDIS_PASSWORD: Env.schema.string.optional(),
+  REDIS_DB: Env.schema.number.optional(),
+  REDIS_PREFIX: Env.schema.string.optional(),
+
+  /** Session keys expire after this many seconds without use; 0 keeps them until dropped. */
+  SESSION_IDLE_TTL: Env.schema.number.optional(),
+  /** Failed logins allowed per login and per client address within LOGIN_WINDOW. */
+  LOGIN_MAX_ATTEMPTS: Env.schema.number.optional(),
+  LOGIN_MAX_ATTEMPTS_PER_ADDRESS: Env.schema.number.optional(),
+  LOGIN_WINDOW: Env.schema.string.optional(),
+  /** The createUserAccount option of createOauthkey: off unless set to true. */
+  QUIRE_CREATE_USER_ACCOUNT: Env.schema.boolean.optional(),
+
+  /** Authentication service (plugins/auth_service/README.md): mount point and optional own port. */
+  AUTH_URL_PREFIX: Env.schema.string.optional(),
+  AUTH_PORT: Env.schema.number.optional(),
+  AUTH_ISSUER: Env.schema.string.optional(),
+  /** `kid:secret` pairs, comma-separated; the first signs, all verify (rotation). Default: derived from APP_KEY. */
+  AUTH_JWT_KEYS: Env.schema.string.optional(),
+  /** Lifetimes in seconds: access token, refresh token, setup/2FA login token, authorization request. */
+  AUTH_ACCESS_TTL: Env.schema.number.optional(),
+  AUTH_REFRESH_TTL: Env.schema.number.optional(),
+  AUTH_SETUP_TTL: Env.schema.number.optional(),
+  AUTH_REQUEST_TTL: Env.schema.number.optional(),
+  /** Global TOTP policy: `optional` (default) or `required`; a per-user policy overrides it. */
+  AUTH_TOTP_POLICY: Env.schema.enum.optional(['optional', 'required'] as const),
+  AUTH_PASSWORD_MIN_LENGTH: Env.schema.number.optional(),
+  /** revoke-others rate limit: requests per user within the window. */
+  AUTH_REVOKE_MAX_REQUESTS: Env.schema.number.optional(),
+  AUTH_REVOKE_WINDOW: Env.schema.string.optional(),
+  /** Bearer checks: `auto` caches session state in memory where revocation stays immediate, `off` reads the database. */
+  AUTH_SESSION_CACHE: Env.schema.enum.optional(['auto', 'off'] as const),
+  AUTH_SESSION_CACHE_TTL: Env.schema.number.optional(),
+
+  /** Jobs: attempts and first backoff delay (ms) unless a job says otherwise. */
+  QUEUE_ATTEMPTS: Env.schema.number.optional(),
+  QUEUE_BACKOFF_MS: Env.schema.number.optional(),
+  /** Run job workers inside the web process (default true; false when `node ace queue:work` runs them). */
+  QUEUE_INLINE_WORKER: Env.schema.boolean.optional(),
+  /** Jobs run at once per worker; ms before a dead worker's job runs again; idempotency key lifetime (s); shutdown grace (ms). */
+  QUEUE_CONCURRENCY: Env.schema.number.optional(),
+  QUEUE_LOCK_MS: Env.schema.number.optional(),
+  QUEUE_IDEMPOTENCY_TTL: Env.schema.number.optional(),
+  QUEUE_SHUTDOWN_TIMEOUT: Env.schema.number.optional(),
+
+  /** Realtime channel (docs/socket.md): WebSocket path, frame size and rate limits, heartbeat, auth re-check. */
+  SOCKET_PATH: Env.schema.string.optional(),
+  SOCKET_MAX_FRAME_BYTES: Env.schema.number.optional(),
+  SOCKET_FRAMES_PER_SECOND: Env.schema.number.optional(),
+  SOCKET_FRAME_BURST: Env.schema.number.optional(),
+  SOCKET_MAX_BAD_FRAMES: Env.schema.number.optional(),
+  SOCKET_HEARTBEAT_MS: Env.schema.number.optional(),
+  SOCKET_AUTH_RECHECK_MS: Env.schema.number.optional(),
+  SOCKET_ATTACH_TIMEOUT_MS: Env.schema.number.optional(),
+  SOCKET_BOOK_UPDATES_DELAY_MS: Env.schema.number.optional(),
+  /** Publish the socket's server-to-client messages on Transmit (SSE) channels too (default true). */
+  TRANSMIT_ENABLED: Env.schema.boolean.optional(),
+
+  /** Books (plugins/books/README.md): ms between a new message and the refresh of its book's counters. */
+  BOOKS_COUNTER_REFRESH_MS: Env.schema.number.optional(),
+  /** Most changed messages one getBookMessages sstamp delta answers (newest changes first). */
+  BOOKS_MESSAGES_DELTA_MAX: Env.schema.number.optional(),
+})

@@ -1,0 +1,19 @@
+/*
+|--------------------------------------------------------------------------
+| HTTP kernel
+|--------------------------------------------------------------------------
+|
+| Server middleware runs on every request, matched or not, so it is kept to
+| the bare minimum (see STACK.md, "what middleware costs"). api.php parses its
+| own parameters; anything heavier belongs on a route group.
+*/
+import router from '@adonisjs/core/services/router'
+import server from '@adonisjs/core/services/server'
+
+server.errorHandler(() => import('#exceptions/handler'))
+
+server.use([() => import('#middleware/container_bindings_middleware')])
+
+router.use([])
+
+export const middleware = router.named({})

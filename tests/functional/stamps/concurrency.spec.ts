@@ -1,0 +1,120 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import logger from '@adonisjs/core/services/logger'
+import stamps from '#core/services/stamps'
+import { StampService } from '#core/services/stamp_service'
+import { RedisStampAllocator } from '#core/services/stamp_allocator'
+import { hasRedis, onMysql } from '#tests/helpers/database'
+
+const TABLE = 'stamp_probe_rows'
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Concurrent writers hold their transactions open for random times, so
+ * commits happen out of stamp order. A client that syncs with "rows after my
+ * stamp" and keeps the sstamp it is handed must still see every row.
+ */
+async function syncWhileWriting(options: {
+  writers: StampService[]
+  reader: StampService
+  writerCount: number
+  writesPerWriter: number
+}) {
+  const written: number[] = []
+  const seen = new Set<number>()
+  const handed: number[] = []
+  let done = false
+
+  const writer = async (index: number) => {
+    const service = options.writers[index % options.writers.length]
+    for (let write = 0; write < options.writesPerWriter; write++) {
+      const id = await service.write(async ({ trx, stamp }) => {
+        const [inserted] = await trx
+          .table(TABLE)
+          .insert({ sstamp: stamp, writer: index })
+          .returning('id')
+        await sleep(Math.random() * 25)
+        return typeof inserted === 'object' ? inserted.id : inserted
+      })
+      written.push(Number(id))
+    }
+  }
+
+  const client = async () => {
+    let cursor = 0
+    const pass = async () => {
+      const sstamp = await options.reader.watermark() // taken before reading, as every read operation does
+      const rows = await db.from(TABLE).where('sstamp', '>', cursor).select('id')
+      for (const row of rows) seen.add(Number(row.id))
+      handed.push(sstamp)
+      cursor = sstamp
+    }
+    while (!done) {
+      await pass()
+      await sleep(3)
+    }
+    await pass()
+  }
+
+  const syncing = client()
+  await Promise.all(Array.from({ length: options.writerCount }, (_, index) => writer(index)))
+  done = true
+  await syncing
+  return { written, seen, handed }
+}
+
+test.group('stamps: a syncing client never misses a late commit', (group) => {
+  group.each.setup(async () => {
+    await db.connection().schema.dropTableIfExists(TABLE)
+    await db.connection().schema.createTable(TABLE, (table) => {
+      table.increments('id')
+      table.bigInteger('sstamp').notNullable().index()
+      table.integer('writer').notNullable()
+    })
+    return () => db.connection().schema.dropTableIfExists(TABLE)
+  })
+
+  test('16 concurrent writers, one instance', async ({ assert }) => {
+    const { written, seen, handed } = await syncWhileWriting({
+      writers: [stamps],
+      reader: stamps,
+      writerCount: 16,
+      writesPerWriter: onMysql() ? 12 : 4,
+    })
+    assert.lengthOf(written, onMysql() ? 16 * 12 : 16 * 4)
+    const missed = written.filter((id) => !seen.has(id))
+    assert.deepEqual(missed, [], `the client missed ${missed.length} rows`)
+    for (let index = 1; index < handed.length; index++)
+      assert.isAtLeast(handed[index], handed[index - 1])
+  })
+
+  test('stamps are unique and increasing per allocation', async ({ assert }) => {
+    const taken = await Promise.all(
+      Array.from({ length: 50 }, () => stamps.write(async ({ stamp }) => stamp))
+    )
+    assert.lengthOf(new Set(taken), 50)
+    const current = await stamps.watermark()
+    assert.isAtLeast(current, Math.max(...taken))
+    // clock-scaled: about unix seconds x 10 000
+    assert.closeTo(current / 10_000, Date.now() / 1000, 3600)
+  })
+
+  test('two instances sharing Redis and MariaDB: readers on one see the writes of both', async ({
+    assert,
+  }) => {
+    const { default: redis } = await import('@adonisjs/redis/services/main')
+    const instanceA = new StampService(db, new RedisStampAllocator(db, redis.connection()), logger)
+    const instanceB = new StampService(db, new RedisStampAllocator(db, redis.connection()), logger)
+    const { written, seen } = await syncWhileWriting({
+      writers: [instanceA, instanceB],
+      reader: instanceB,
+      writerCount: 16,
+      writesPerWriter: 8,
+    })
+    assert.lengthOf(written, 128)
+    assert.deepEqual(
+      written.filter((id) => !seen.has(id)),
+      []
+    )
+  }).skip(!(hasRedis() && onMysql()), 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)')
+})

@@ -1,0 +1,77 @@
+import { test } from '@japa/runner'
+import { decodeForm, mergeParams, stringifyLeaves } from '#core/rpc/params'
+import { parseRestrictions } from '#core/rpc/restrictions'
+import { RpcError } from '#core/rpc/errors'
+
+test.group('PHP bracket notation', () => {
+  test('numeric keys stay keys, never compacted arrays', ({ assert }) => {
+    assert.deepEqual(decodeForm('fieldValues[123]=x&fieldValues[7]=y'), {
+      fieldValues: { 123: 'x', 7: 'y' },
+    })
+    assert.deepEqual(decodeForm('rows[tmp1][123]=x'), { rows: { tmp1: { 123: 'x' } } })
+    assert.deepEqual(decodeForm('rows[0]=5&rows[1]=6'), { rows: { 0: '5', 1: '6' } })
+  })
+
+  test('deep nesting decodes', ({ assert }) => {
+    const decoded = decodeForm(
+      'filterRowIds[applyViewFilters][filterGroup][filters][0][field_id]=7&filterRowIds[applyViewFilters][filterGroup][operator]=and'
+    )
+    assert.deepEqual(decoded, {
+      filterRowIds: {
+        applyViewFilters: { filterGroup: { filters: { 0: { field_id: '7' } }, operator: 'and' } },
+      },
+    })
+  })
+
+  test('`+` is a space, a repeated key keeps its last value', ({ assert }) => {
+    assert.deepEqual(decodeForm('msg=hello+world&a=1&a=2'), { msg: 'hello world', a: '2' })
+  })
+
+  test('prototype keys are refused', ({ assert }) => {
+    const decoded = decodeForm('__proto__[polluted]=1&constructor[prototype][x]=1')
+    assert.isUndefined(({} as Record<string, unknown>).polluted)
+    assert.notProperty(decoded, '__proto__')
+  })
+
+  test('JSON leaves become strings, as PHP sees them', ({ assert }) => {
+    assert.deepEqual(stringifyLeaves({ a: 1, b: true, c: null, d: [1, { e: false }] }), {
+      a: '1',
+      b: 'true',
+      c: '',
+      d: ['1', { e: 'false' }],
+    })
+  })
+
+  test('body overrides query; nested objects merge', ({ assert }) => {
+    assert.deepEqual(mergeParams({ a: '1', n: { x: '1', y: '1' } }, { a: '2', n: { y: '2' } }), {
+      a: '2',
+      n: { x: '1', y: '2' },
+    })
+  })
+})
+
+test.group('session restrictions', () => {
+  test('empty means none', ({ assert }) => {
+    assert.isFalse(parseRestrictions('').readonly)
+    assert.isNull(parseRestrictions(undefined).carnet_code)
+  })
+
+  test('JSON, bracket object and flag list agree', ({ assert }) => {
+    const fromJson = parseRestrictions('{"readonly":true,"carnet_code":"b","carnet_owner":"o"}')
+    const fromObject = parseRestrictions({ readonly: '1', carnet_code: 'b', carnet_owner: 'o' })
+    assert.deepEqual(fromJson, fromObject)
+    assert.isTrue(parseRestrictions('readonly, hideEvents').hideEvents)
+  })
+
+  test('bad input is INVALID_PARAMETER', ({ assert }) => {
+    for (const bad of ['{nope', { carnet_owner: 'o' }, ['x']]) {
+      assert.throws(() => parseRestrictions(bad))
+      try {
+        parseRestrictions(bad)
+      } catch (error) {
+        assert.instanceOf(error, RpcError)
+        assert.equal((error as RpcError).code, 'INVALID_PARAMETER')
+      }
+    }
+  })
+})
