@@ -43,3 +43,19 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
     process.exitCode = 1
     prettyPrintError(error)
   })
+  .finally(exitWhenDone)
+
+/**
+ * Japa leaves the process to end on its own once the run is over. A handle a
+ * test forgot to close (a socket, a timer, a child's pipe) would then keep CI
+ * waiting forever: after a grace period, name what is still open and exit
+ * with the run's own exit code.
+ */
+function exitWhenDone() {
+  const GRACE_MS = 5000
+  setTimeout(() => {
+    const open = process.getActiveResourcesInfo().filter((kind) => kind !== 'Timeout')
+    console.error(`test runner: still open ${GRACE_MS} ms after the run: ${open.join(', ')}`)
+    process.exit()
+  }, GRACE_MS).unref()
+}

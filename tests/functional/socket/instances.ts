@@ -4,6 +4,20 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
+/**
+ * Instances run in their own process group (so a stop reaches the whole
+ * group); should the test process end without stopping one, these groups are
+ * killed on exit so no server outlives the run and holds the database.
+ */
+const runningGroups = new Set<number>()
+process.once('exit', () => {
+  for (const pid of runningGroups) {
+    try {
+      process.kill(-pid, 'SIGKILL')
+    } catch {}
+  }
+})
+
 export interface Instance {
   url: string
   child: ChildProcess
@@ -41,6 +55,8 @@ export async function startInstance(
   )
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
+  runningGroups.add(child.pid!)
+  child.once('exit', () => runningGroups.delete(child.pid!))
   const url = `http://127.0.0.1:${port}`
   const stop = async () => {
     if (child.exitCode !== null) return
