@@ -7,6 +7,7 @@ import type User from '#models/user'
 import { generateKey, hashKey } from '#core/auth/keys'
 import { rpcError } from '#core/rpc/errors'
 import { dbTimestamp } from '#core/db_time'
+import { readQuery } from '#core/native_sql'
 import type { StampService } from './stamp_service.js'
 import type { UserService } from './user_service.js'
 import emitter from '@adonisjs/core/services/emitter'
@@ -216,7 +217,11 @@ export class AccessService {
    * INVALID_SESSKEY, idle ones SESSION_EXPIRED.
    */
   async resolveSession(sesskey: string): Promise<{ session: ApiSession; user: User }> {
-    const session = await ApiSession.findBy('keyHash', hashKey(sesskey.trim()))
+    // Every api.php request and socket frame comes through here: driver-level statements.
+    const [row] = await readQuery('SELECT * FROM api_sessions WHERE key_hash = ? LIMIT 1', [
+      hashKey(sesskey.trim()),
+    ])
+    const session = row ? ApiSession.$createFromAdapterResult(row) : null
     if (!session || session.revokedAt)
       throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
     if (session.expiresAt && session.expiresAt < DateTime.now()) {

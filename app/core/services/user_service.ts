@@ -6,6 +6,7 @@ import type { StampService } from './stamp_service.js'
 import { rpcError } from '#core/rpc/errors'
 import { isUniqueViolation } from './db_errors.js'
 import { dbTimestamp } from '#core/db_time'
+import { readQuery } from '#core/native_sql'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import { serializeUserInfo } from '#core/serializers/user_info_serializer'
 
@@ -70,8 +71,10 @@ export class UserService {
     return serializeUserInfo(user, contributed)
   }
 
-  findById(id: number) {
-    return User.find(id)
+  /** By id, with a driver-level statement: every authenticated request asks for its user. */
+  async findById(id: number): Promise<User | null> {
+    const [row] = await readQuery('SELECT * FROM users WHERE id = ? LIMIT 1', [id])
+    return row ? User.$createFromAdapterResult(row) : null
   }
 
   findByCode(code: string) {

@@ -2,6 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import emitter from '@adonisjs/core/services/emitter'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
+import { readQuery } from '#core/native_sql'
 import type { StampService } from '#core/services/stamp_service'
 import { isUniqueViolation } from '#core/services/db_errors'
 import { DEFAULT_RIGHTS } from '#core/services/user_service'
@@ -231,14 +232,12 @@ export class BookService {
 
   /** Books the user is invited to or a member of (userInfo.nbBooks, allBooks.nbBooks). */
   async countBooks(userId: number): Promise<number> {
-    const row = await db
-      .from(`${TABLES.members} as bm`)
-      .join(`${TABLES.books} as b`, 'b.id', 'bm.book_id')
-      .where('bm.user_id', userId)
-      .where('bm.del', false)
-      .where('b.del', false)
-      .count('* as total')
-      .first()
+    // Driver-level: getUserInfo asks for it on every call.
+    const [row] = await readQuery(
+      `SELECT COUNT(*) AS total FROM ${TABLES.members} bm JOIN ${TABLES.books} b ON b.id = bm.book_id
+       WHERE bm.user_id = ? AND bm.del = ? AND b.del = ?`,
+      [userId, false, false]
+    )
     return Number(row?.total ?? 0)
   }
 

@@ -1,7 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { FieldDef, FieldOptions, FieldType } from './field_types.js'
-import { readQuery } from './native.js'
+import { readQuery } from '#core/native_sql'
 import { normalizeFilter, type FilterGroupSpec, type FilterSpec } from './filter_compiler.js'
 
 export interface FormMeta {
@@ -141,7 +141,7 @@ export class MetaService {
     client: QueryClientContract = db.connection()
   ): Promise<{ category: CategoryMeta; form: FormMeta } | null> {
     if (!Number.isSafeInteger(categoryId) || categoryId <= 0) return null
-    // Every request revalidates: one small statement on the driver connection (services/native.ts).
+    // Every request revalidates: one small statement on the driver connection (app/core/native_sql.ts).
     const heads = await readQuery(
       'SELECT c.meta_version, f.* FROM table_categories c JOIN table_forms f ON f.id = c.form_id WHERE c.id = ?',
       [categoryId],

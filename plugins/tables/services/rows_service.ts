@@ -22,7 +22,7 @@ import {
 } from './field_types.js'
 import { evaluate, parseFormula, type FormulaNode } from './formula.js'
 import { metaService, type CategoryMeta } from './meta_service.js'
-import { quoteId, trxQuery } from './native.js'
+import { quoteId, trxQuery } from '#core/native_sql'
 import { categoryOfRowId } from './schema_service.js'
 import { tableAccess, type TableScope } from './table_access.js'
 import type { RowsChanged } from '../events.js'
@@ -150,7 +150,7 @@ export class RowsService {
    * of an existing row. Metadata comes from the cache and is revalidated by
    * the row's own SELECT (the category's meta_version read alongside); the
    * row is read and written with one statement each on the transaction's
-   * driver connection (services/native.ts). Returns null when the write does
+   * driver connection (app/core/native_sql.ts). Returns null when the write does
    * not qualify (new row, link, multi-valued, user or computed field, or
    * metadata not cached or changed): `write` then does it.
    */

@@ -6,7 +6,7 @@ import bookAccess from '#plugins/books/services/book_access'
 import { rowTableName, serializeCell, type FieldDef } from './field_types.js'
 import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from './filter_compiler.js'
 import { metaService, type CategoryMeta, type TabMeta } from './meta_service.js'
-import { readQuery } from './native.js'
+import { readQuery } from '#core/native_sql'
 import { tableAccess, type TableScope } from './table_access.js'
 import { asBool, asIdList, asObject } from './wire.js'
 import {
@@ -159,7 +159,7 @@ export class ValuesService {
    * the full rows of that page are joined by primary key: skipped rows
    * (OFFSET) are never read from the table. MariaDB would otherwise fetch
    * every skipped row, or sort the whole table. Runs on the driver
-   * connection (services/native.ts).
+   * connection (app/core/native_sql.ts).
    */
   async selectRows(
     category: CategoryMeta,

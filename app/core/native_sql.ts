@@ -11,7 +11,8 @@ type Row = Record<string, any>
  * updateTableValue then spent most of its time there. SQLite statements are
  * prepared once per connection and SQL text; mysql2 escapes bindings itself.
  *
- * Only SQL built by this plugin, with `?` bindings, goes through here.
+ * Only SQL written by Quire's own code, with `?` bindings, goes through here:
+ * the per-request authentication, a page of messages or rows, a cell write.
  */
 const prepared = new WeakMap<object, Map<string, any>>()
 
@@ -77,5 +78,5 @@ export async function readQuery(
   }
 }
 
-/** Quotes an identifier built by this plugin (table and column names are generated, never client text). */
+/** Quotes an identifier Quire built (table and column names are generated, never client text). */
 export const quoteId = (identifier: string) => (isMysql() ? `\`${identifier}\`` : `"${identifier}"`)
