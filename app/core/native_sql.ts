@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 
@@ -61,7 +62,28 @@ export async function trxQuery(
   return run(connection, sql, bindings)
 }
 
-/** Runs a read outside any transaction, on a pooled connection (or in `client` when it is a transaction). */
+/**
+ * SQLite reads outside transactions use a connection of their own. knex gives
+ * SQLite a pool of one connection, so a read would otherwise wait for every
+ * write transaction in progress (and pay the pool's bookkeeping); in WAL mode
+ * a second connection reads the last committed state without waiting. It is
+ * tied to the knex client: when Lucid reconnects (tests recreate the file),
+ * a new one is opened on the new file.
+ */
+let sqliteReader: { client: unknown; connection: Database.Database } | null = null
+
+function sqliteReaderFor(knex: any): Database.Database {
+  const current = sqliteReader
+  if (current && current.client === knex) return current.connection
+  current?.connection.close()
+  const connection = new Database(knex.client.config.connection.filename)
+  connection.pragma('busy_timeout = 5000')
+  connection.pragma('foreign_keys = ON')
+  sqliteReader = { client: knex, connection }
+  return connection
+}
+
+/** Runs a read outside any transaction (or in `client` when it is a transaction). */
 export async function readQuery(
   sql: string,
   bindings: unknown[] = [],
@@ -70,6 +92,7 @@ export async function readQuery(
   if (client && client.isTransaction)
     return trxQuery(client as TransactionClientContract, sql, bindings)
   const knex: any = db.connection().getReadClient()
+  if (!isMysql()) return run(sqliteReaderFor(knex), sql, bindings)
   const connection = await knex.client.acquireConnection()
   try {
     return await run(connection, sql, bindings)

@@ -49,8 +49,35 @@ const QS_OPTIONS: qs.IParseOptions = {
   charset: 'utf-8',
 }
 
+/** Brackets, raw or percent-encoded: only then is qs needed. */
+const BRACKETS = /\[|%5b/i
+
+/** qs's decoding of one name or value: `+` is a space; undecodable text stays as sent. */
+function decodeComponent(text: string) {
+  const spaced = text.includes('+') ? text.replace(/\+/g, ' ') : text
+  if (!spaced.includes('%')) return spaced
+  try {
+    return decodeURIComponent(spaced)
+  } catch {
+    return spaced
+  }
+}
+
 export function decodeForm(text: string): Params {
-  return qs.parse(text, QS_OPTIONS) as Params
+  if (BRACKETS.test(text)) return qs.parse(text, QS_OPTIONS) as Params
+  // Flat parameters (nearly every call) need none of qs's machinery; same rules:
+  // empty names and __proto__ skipped, the last of a repeated name wins.
+  const params: Params = Object.create(null)
+  let count = 0
+  for (const part of text.split('&')) {
+    if (part === '') continue
+    if (++count > QS_OPTIONS.parameterLimit!) break
+    const equals = part.indexOf('=')
+    const name = decodeComponent(equals === -1 ? part : part.slice(0, equals))
+    if (name === '' || name === '__proto__') continue
+    params[name] = equals === -1 ? '' : decodeComponent(part.slice(equals + 1))
+  }
+  return params
 }
 
 /** Every scalar leaf becomes a string, as PHP would see it; objects and arrays are kept. */

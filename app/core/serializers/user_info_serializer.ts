@@ -74,18 +74,37 @@ export function serializeUserPrefs(user: User) {
   return prefs
 }
 
-/** getUserInfo's `userInfo` (spec 2.3), with the fields plugins contribute (nbBooks, ...). */
-export function serializeUserInfo(user: User, contributed: Record<string, unknown>) {
+/**
+ * The user's own part of userInfo, per model and sstamp: every change to a
+ * user bumps its sstamp (getUserInfo's delta rule depends on it), and models
+ * are reused between requests while their row is unchanged.
+ */
+const ownParts = new WeakMap<User, { sstamp: number; part: ReturnType<typeof ownPart> }>()
+
+function ownPart(user: User) {
   return {
-    firstTime: user.previousConnectionAt === null,
-    uimgStamp: Number(user.uimgStamp),
-    sstamp: Number(user.sstamp),
-    nbBooks: 0,
-    ...contributed,
     u_c: user.code,
     userPrefs: serializeUserPrefs(user),
     rights: { ...DEFAULT_RIGHTS, admin: user.isAdmin, ...user.rights },
     colors: { ...DEFAULT_COLORS, ...user.colors },
     projectID: Number(user.projectId),
+  }
+}
+
+/** getUserInfo's `userInfo` (spec 2.3), with the fields plugins contribute (nbBooks, ...). */
+export function serializeUserInfo(user: User, contributed: Record<string, unknown>) {
+  const sstamp = Number(user.sstamp)
+  let cached = ownParts.get(user)
+  if (!cached || cached.sstamp !== sstamp) {
+    cached = { sstamp, part: ownPart(user) }
+    ownParts.set(user, cached)
+  }
+  return {
+    firstTime: user.previousConnectionAt === null,
+    uimgStamp: Number(user.uimgStamp),
+    sstamp,
+    nbBooks: 0,
+    ...contributed,
+    ...cached.part,
   }
 }

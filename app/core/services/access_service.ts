@@ -3,11 +3,14 @@ import type { LimiterManager } from '@adonisjs/limiter'
 import Application from '#models/application'
 import OauthKey from '#models/oauth_key'
 import ApiSession, { NO_RESTRICTIONS, type SessionRestrictions } from '#models/api_session'
+import UserModel from '#models/user'
 import type User from '#models/user'
+import db from '@adonisjs/lucid/services/db'
 import { generateKey, hashKey } from '#core/auth/keys'
 import { rpcError } from '#core/rpc/errors'
 import { dbTimestamp } from '#core/db_time'
 import { readQuery } from '#core/native_sql'
+import { HydrationCache } from '#core/hydration_cache'
 import type { StampService } from './stamp_service.js'
 import type { UserService } from './user_service.js'
 import emitter from '@adonisjs/core/services/emitter'
@@ -33,6 +36,36 @@ export interface AccessSettings {
   createUserAccount: boolean
 }
 
+const columnsOf = (model: typeof ApiSession | typeof User) =>
+  [...model.$columnsDefinitions.values()].map((column) => column.columnName)
+
+/**
+ * SELECT of a session and its user in one statement, each column aliased by
+ * its table (both have id, created_at...). Built once, from the models' columns.
+ */
+let joinedSql: string | null = null
+function sessionWithUserSql() {
+  joinedSql ??= `SELECT ${[
+    ...columnsOf(ApiSession).map((column) => `s."${column}" AS "s.${column}"`),
+    ...columnsOf(UserModel).map((column) => `u."${column}" AS "u.${column}"`),
+  ]
+    .join(', ')
+    .replaceAll('"', db.connection().dialect.name === 'mysql' ? '`' : '"')} FROM api_sessions s
+    LEFT JOIN users u ON u.id = s.user_id WHERE s.key_hash = ? LIMIT 1`
+  return joinedSql
+}
+
+/** The session's and the user's columns of a joined row; user null when the user is gone. */
+function splitJoinedRow(row: Record<string, unknown>) {
+  const session: Record<string, any> = {}
+  const user: Record<string, any> = {}
+  for (const key in row) {
+    if (key.charCodeAt(0) === 115 /* s */) session[key.slice(2)] = row[key]
+    else user[key.slice(2)] = row[key]
+  }
+  return { session, user: user.id === null || user.id === undefined ? null : user }
+}
+
 /** How often last_used_at is written for one session (it only feeds idle expiry). */
 const TOUCH_INTERVAL_MS = 60_000
 
@@ -42,6 +75,8 @@ const TOUCH_INTERVAL_MS = 60_000
  * methods; nothing else reads the key tables.
  */
 export class AccessService {
+  private sessionModels = new HydrationCache((row) => ApiSession.$createFromAdapterResult(row)!)
+
   constructor(
     private stamps: StampService,
     private users: UserService,
@@ -217,17 +252,18 @@ export class AccessService {
    * INVALID_SESSKEY, idle ones SESSION_EXPIRED.
    */
   async resolveSession(sesskey: string): Promise<{ session: ApiSession; user: User }> {
-    // Every api.php request and socket frame comes through here: driver-level statements.
-    const [row] = await readQuery('SELECT * FROM api_sessions WHERE key_hash = ? LIMIT 1', [
-      hashKey(sesskey.trim()),
-    ])
-    const session = row ? ApiSession.$createFromAdapterResult(row) : null
-    if (!session || session.revokedAt)
+    // Every api.php request and socket frame comes through here: one driver-level
+    // statement for the session and its user, models reused while their rows are unchanged.
+    const [row] = await readQuery(sessionWithUserSql(), [hashKey(sesskey.trim())])
+    if (!row) throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
+    const { session: sessionRow, user: userRow } = splitJoinedRow(row)
+    const session = this.sessionModels.model(sessionRow.id, sessionRow)
+    if (session.revokedAt)
       throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
     if (session.expiresAt && session.expiresAt < DateTime.now()) {
       throw rpcError('SESSION_EXPIRED', 'The session expired, create a new sesskey')
     }
-    const user = await this.users.findById(session.userId)
+    const user = userRow ? this.users.modelOf(userRow) : null
     if (!user) throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: the user no longer exists')
     this.touch(session)
     return { session, user }

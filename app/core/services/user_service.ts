@@ -7,6 +7,7 @@ import { rpcError } from '#core/rpc/errors'
 import { isUniqueViolation } from './db_errors.js'
 import { dbTimestamp } from '#core/db_time'
 import { readQuery } from '#core/native_sql'
+import { HydrationCache } from '#core/hydration_cache'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import { serializeUserInfo } from '#core/serializers/user_info_serializer'
 
@@ -55,6 +56,8 @@ const looksLikePhone = (login: string) => /^\+?[\d\s().-]{6,}$/.test(login.trim(
 
 /** Users: lookup by any login form, creation, delegation, connection bookkeeping. */
 export class UserService {
+  private userModels = new HydrationCache((row) => User.$createFromAdapterResult(row)!)
+
   constructor(
     private stamps: StampService,
     private plugins: () => Promise<PluginRegistry>
@@ -74,7 +77,12 @@ export class UserService {
   /** By id, with a driver-level statement: every authenticated request asks for its user. */
   async findById(id: number): Promise<User | null> {
     const [row] = await readQuery('SELECT * FROM users WHERE id = ? LIMIT 1', [id])
-    return row ? User.$createFromAdapterResult(row) : null
+    return row ? this.modelOf(row) : null
+  }
+
+  /** The model of a users row read by a driver-level statement (reused while the row is unchanged). */
+  modelOf(row: Record<string, unknown>): User {
+    return this.userModels.model(row.id, row)
   }
 
   findByCode(code: string) {

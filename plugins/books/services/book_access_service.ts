@@ -1,4 +1,4 @@
-import db from '@adonisjs/lucid/services/db'
+import { quoteId, readQuery } from '#core/native_sql'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { NEED_RIGHT, RIGHT_NAMES, type BookNeed } from '../rights.js'
@@ -41,18 +41,18 @@ const toRef = (row: BookRow): BookRef => ({
  * that does not exist, so that probing codes reveals nothing.
  */
 export class BookAccessService {
-  private baseQuery() {
-    return db
-      .from('books')
-      .join('users', 'users.id', 'books.owner_id')
-      .where('books.del', false)
-      .select(
-        'books.id',
-        'books.code',
-        'books.owner_id',
-        'books.archived',
-        'users.code as owner_code'
-      )
+  /**
+   * Books are resolved on every book operation and socket frame: driver-level
+   * statements (native_sql), not the query builder. `right` is quoted: it is
+   * a keyword on both databases.
+   */
+  private bookSql(where: string, withMembership = false) {
+    const membership = withMembership
+      ? `, bm.${quoteId('right')} AS member_right FROM books b JOIN users u ON u.id = b.owner_id
+         LEFT JOIN book_members bm ON bm.book_id = b.id AND bm.user_id = ? AND bm.invite = 'accepted' AND bm.del = ?`
+      : ' FROM books b JOIN users u ON u.id = b.owner_id'
+    return `SELECT b.id, b.code, b.owner_id, b.archived, u.code AS owner_code${membership}
+      WHERE b.del = ? AND ${where} LIMIT 1`
   }
 
   /** The live (not deleted) book `b_c` of the user whose code is `b_o`. */
@@ -60,26 +60,23 @@ export class BookAccessService {
     const owner = String(b_o ?? '').trim()
     const code = String(b_c ?? '').trim()
     if (owner === '' || code === '') return null
-    const row = await this.baseQuery().where('users.code', owner).where('books.code', code).first()
-    return row ? toRef(row) : null
+    const [row] = await readQuery(this.bookSql('u.code = ? AND b.code = ?'), [false, owner, code])
+    return row ? toRef(row as BookRow) : null
   }
 
   async findById(id: number): Promise<BookRef | null> {
-    const row = await this.baseQuery().where('books.id', id).first()
-    return row ? toRef(row) : null
+    const [row] = await readQuery(this.bookSql('b.id = ?'), [false, id])
+    return row ? toRef(row as BookRow) : null
   }
 
   /** The right of an accepted member; null when the user is not (or no longer) an accepted member. */
   async rightOf(userId: number, bookId: number): Promise<number | null> {
-    const row = await db
-      .from('book_members')
-      .where('book_id', bookId)
-      .where('user_id', userId)
-      .where('invite', 'accepted')
-      .where('del', false)
-      .select('right')
-      .first()
-    return row ? Number(row.right) : null
+    const [row] = await readQuery(
+      `SELECT ${quoteId('right')} AS member_right FROM book_members
+       WHERE book_id = ? AND user_id = ? AND invite = 'accepted' AND del = ? LIMIT 1`,
+      [bookId, userId, false]
+    )
+    return row ? Number(row.member_right) : null
   }
 
   /** Throws unless the session may use this book and the actor's right covers `need`. */
@@ -129,21 +126,16 @@ export class BookAccessService {
     const owner = String(b_o ?? '').trim()
     const code = String(b_c ?? '').trim()
     // One round trip for the book and the actor's membership (the hot path of every book operation).
-    const row =
+    const [row] =
       owner === '' || code === ''
-        ? null
-        : await this.baseQuery()
-            .leftJoin('book_members as bm', (join) => {
-              join
-                .on('bm.book_id', '=', 'books.id')
-                .andOnVal('bm.user_id', '=', actor.user.id)
-                .andOnVal('bm.invite', '=', 'accepted')
-                .andOnVal('bm.del', '=', false)
-            })
-            .select('bm.right as member_right')
-            .where('users.code', owner)
-            .where('books.code', code)
-            .first()
+        ? []
+        : await readQuery(this.bookSql('u.code = ? AND b.code = ?', true), [
+            actor.user.id,
+            false,
+            false,
+            owner,
+            code,
+          ])
     if (!row) {
       // A restricted session asking for another book learns only that it is restricted.
       if (!this.allows(actor, { b_o: owner, b_c: code })) {
@@ -151,19 +143,17 @@ export class BookAccessService {
       }
       throw notFound()
     }
-    const book = toRef(row)
+    const book = toRef(row as BookRow)
     this.check(actor, book, need, row.member_right === null ? null : Number(row.member_right))
     return book
   }
 
   /** Accepted members' user ids (realtime fan-out, notifications). */
   async memberUserIds(bookId: number): Promise<number[]> {
-    const rows = await db
-      .from('book_members')
-      .where('book_id', bookId)
-      .where('invite', 'accepted')
-      .where('del', false)
-      .select('user_id')
+    const rows = await readQuery(
+      `SELECT user_id FROM book_members WHERE book_id = ? AND invite = 'accepted' AND del = ?`,
+      [bookId, false]
+    )
     return rows.map((row) => Number(row.user_id))
   }
 }
