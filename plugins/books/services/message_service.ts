@@ -6,6 +6,7 @@ import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import type { StampService } from '#core/services/stamp_service'
 import { isUniqueViolation } from '#core/services/db_errors'
+import { quoteId, readQuery, trxQuery } from '#core/native_sql'
 import {
   TABLES,
   nowSeconds,
@@ -76,6 +77,38 @@ export const MAX_MSG_LENGTH = 65_535
 export const MAX_BODY_LENGTH = 4_000_000
 
 const messageNotFound = () => rpcError('NOT_FOUND', 'Message not found')
+
+/** New messages per group-commit transaction (see MessageService.queueCreate). */
+const CREATE_BATCH = 64
+
+/** A new message's columns, but its stamps and times (set in the transaction). */
+type MessageFields = Omit<MessageRow, 'smid' | 'created' | 'last_modified' | 'cstamp' | 'sstamp'>
+
+interface PendingCreate {
+  actor: Actor
+  book: BookRef
+  fields: MessageFields
+  resolve(row: MessageRow | null): void
+  reject(error: unknown): void
+}
+
+/** Inserts a new message with a driver-level statement; answers its full row. */
+async function insertMessage(
+  trx: TransactionClientContract,
+  stamp: number,
+  fields: MessageFields
+): Promise<MessageRow> {
+  const now = nowSeconds()
+  const row = { ...fields, created: now, last_modified: now, cstamp: stamp, sstamp: stamp }
+  const columns = Object.keys(row)
+  const result = await trxQuery(
+    trx,
+    `INSERT INTO ${TABLES.messages} (${columns.map(quoteId).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    Object.values(row)
+  )
+  const smid = Number(result.insertId ?? result.lastInsertRowid)
+  return { ...row, smid } as MessageRow
+}
 
 /**
  * `%` and `_` are wildcards of LIKE: a search for them must match them
@@ -191,48 +224,103 @@ export class MessageService {
     }
 
     const creator = actor.user
-    try {
-      const row = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
-        const now = nowSeconds()
-        const fields = {
-          book_id: book.id,
-          uuid,
-          creator_id: creator.id,
-          pid: input.pid ?? 0,
-          msg,
-          msg_body: input.body ?? null,
-          msg_body_html: input.bodyHtml ?? null,
-          msg_type: input.msgType || 'm',
-          msg_method: input.msgMethod ?? '',
-          msg_color: input.msgColor ?? '',
-          nb_comments: 0,
-          last_comment_id: 0,
-          nb_medias: input.nbMedias ?? 0,
-          nb_email_cids: input.nbEmailCids ?? 0,
-          nb_docs: input.nbDocs ?? 0,
-          medias: null,
-          has_event: Boolean(event),
-          del: false,
-          created: now,
-          last_modified: now,
-          cstamp: stamp,
-          sstamp: stamp,
-        }
-        const [smid] = await trx.table(TABLES.messages).insert(fields)
-        const inserted = { ...fields, smid: Number(smid) } as MessageRow
-        if (event) await this.events.save(trx, stamp, inserted, event)
-        afterCommit(() => this.afterCreate(actor, book, inserted, event ?? null))
-        return inserted
-      })
-      return this.result(book, row, creator.code, event ?? null, true)
-    } catch (error) {
-      // The same uuid sent twice at once: the second insert loses, and answers the first.
-      if (isUniqueViolation(error)) {
-        const winner = await this.byUuid(book.id, uuid)
-        if (winner) return this.resend(actor, book, winner)
-      }
-      throw error
+    const fields: MessageFields = {
+      book_id: book.id,
+      uuid,
+      creator_id: creator.id,
+      pid: input.pid ?? 0,
+      msg,
+      msg_body: input.body ?? null,
+      msg_body_html: input.bodyHtml ?? null,
+      msg_type: input.msgType || 'm',
+      msg_method: input.msgMethod ?? '',
+      msg_color: input.msgColor ?? '',
+      nb_comments: 0,
+      last_comment_id: 0,
+      nb_medias: input.nbMedias ?? 0,
+      nb_email_cids: input.nbEmailCids ?? 0,
+      nb_docs: input.nbDocs ?? 0,
+      medias: null,
+      has_event: Boolean(event),
+      del: false,
     }
+    try {
+      const row = event
+        ? await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+            const inserted = await insertMessage(trx, stamp, fields)
+            await this.events.save(trx, stamp, inserted, event)
+            afterCommit(() => this.afterCreate(actor, book, inserted, event))
+            return inserted
+          })
+        : await this.queueCreate(actor, book, fields)
+      if (row) return this.result(book, row, creator.code, event ?? null, true)
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error
+    }
+    // The same uuid sent twice at once: the second insert loses, and answers the first.
+    const winner = await this.byUuid(book.id, uuid)
+    if (winner) return this.resend(actor, book, winner)
+    throw rpcError('CONFLICT', 'Another message of this book already has this uuid', {
+      field: 'uuid',
+    })
+  }
+
+  /**
+   * New messages (without an event) waiting for the running transaction.
+   * Sends that arrive while a transaction is in flight are inserted together
+   * in the next one (group commit): one stamp and one commit — one log flush
+   * on MariaDB — for the batch, while each send keeps its own checks, answer
+   * and events. A send alone waits for nothing.
+   */
+  private createQueue: PendingCreate[] = []
+  private draining = false
+
+  /** The inserted row, or null when a message of this book already has the uuid. */
+  private queueCreate(actor: Actor, book: BookRef, fields: MessageFields) {
+    return new Promise<MessageRow | null>((resolve, reject) => {
+      this.createQueue.push({ actor, book, fields, resolve, reject })
+      if (!this.draining) void this.drainCreates()
+    })
+  }
+
+  private async drainCreates() {
+    this.draining = true
+    try {
+      while (this.createQueue.length) {
+        await this.insertBatch(this.createQueue.splice(0, CREATE_BATCH))
+      }
+    } finally {
+      this.draining = false
+    }
+  }
+
+  private async insertBatch(batch: PendingCreate[]) {
+    const inserted = new Map<PendingCreate, MessageRow | null>()
+    try {
+      await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+        inserted.clear() // a retried transaction starts over
+        for (const job of batch) {
+          try {
+            const row = await insertMessage(trx, stamp, job.fields)
+            inserted.set(job, row)
+            afterCommit(() => this.afterCreate(job.actor, job.book, row, null))
+          } catch (error) {
+            // Only that statement failed (both databases roll back the statement, not the transaction).
+            if (!isUniqueViolation(error)) throw error
+            inserted.set(job, null)
+          }
+        }
+      })
+    } catch (error) {
+      // Any other failure: each send gets its own transaction, so one bad send fails alone.
+      if (batch.length > 1) {
+        for (const job of batch) await this.insertBatch([job])
+      } else {
+        batch[0].reject(error)
+      }
+      return
+    }
+    for (const job of batch) job.resolve(inserted.get(job)!)
   }
 
   private async afterCreate(
@@ -276,8 +364,11 @@ export class MessageService {
   }
 
   private async byUuid(bookId: number, uuid: string) {
-    return ((await db.from(TABLES.messages).where('book_id', bookId).where('uuid', uuid).first()) ??
-      null) as MessageRow | null
+    const [row] = await readQuery(
+      `SELECT * FROM ${TABLES.messages} WHERE book_id = ? AND uuid = ? LIMIT 1`,
+      [bookId, uuid]
+    )
+    return (row ?? null) as MessageRow | null
   }
 
   /** A resend of a uuid already stored answers that message (a client retrying after a lost ack). */
