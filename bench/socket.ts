@@ -4,22 +4,31 @@
  *
  * 1. 2,000 concurrent attached sockets on one instance; server memory per idle socket (RSS delta).
  * 2. A message to a book with 1,000 connected members: send -> receipt at every member (p50/p99/max).
+ *    The members' sockets live in a separate receiver process (this file, BENCH_ROLE=receivers),
+ *    which timestamps each frame on arrival, before parsing it, on the system-wide monotonic
+ *    clock (process.hrtime): the sender's process and its event loop stay out of the measure.
  * 3. send -> ack latency under a steady 500 messages/s (20 senders x 25/s, their own books).
+ *
+ * Server CPU time (utime + stime from /proc) is reported per phase: per message it is the cost
+ * to remove, whatever the machine's load.
  *
  *   npm run bench:socket                                    # SQLite in tmp/bench-socket
  *   DB_CONNECTION=mysql DB_DATABASE=quire_bench npm run bench:socket
  *   BENCH_SOCKETS=2000 BENCH_MEMBERS=1000 BENCH_RATE=500 BENCH_SECONDS=10 BENCH_FANOUT_ROUNDS=20
+ *   BENCH_PORT=39500 BENCH_SERVER_PROFILE=tmp/prof   (a CPU profile of the server, written at its end)
+ *   BENCH_FANOUT_ROUNDS=0 or BENCH_SECONDS=0 skips that phase (to profile the other alone)
  *
  * The database is migrated fresh (migration:fresh) and seeded directly
  * (users, sessions, memberships) before the server starts.
  */
 import 'reflect-metadata'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { resolve as resolvePath } from 'node:path'
 import { Ignitor } from '@adonisjs/core'
 import WebSocket from 'ws'
 
@@ -34,7 +43,128 @@ const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 20)
 const PORT = Number(process.env.BENCH_PORT ?? 39500)
 process.env.DATA_DIR = process.env.DATA_DIR ?? 'tmp/bench-socket'
 process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'warn'
-mkdirSync(`${ROOT}${process.env.DATA_DIR}`, { recursive: true })
+const DATA_DIR = resolvePath(ROOT, process.env.DATA_DIR)
+mkdirSync(DATA_DIR, { recursive: true })
+
+/** Milliseconds on the system-wide monotonic clock: comparable between processes. */
+const clock = () => Number(process.hrtime.bigint()) / 1e6
+
+type BenchSession = { userId: number; code: string; sesskey: string }
+type Listener = (frame: Record<string, any>) => void
+interface Client {
+  ws: WebSocket
+  session: BenchSession
+  listeners: Set<Listener>
+  send(frame: Record<string, unknown>): void
+}
+
+/** A socket attached as `session` (attach, then ping answered). */
+function open(url: string, session: BenchSession): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/live/socket`, {
+      perMessageDeflate: false,
+    })
+    const client: Client = {
+      ws,
+      session,
+      listeners: new Set(),
+      send: (frame) =>
+        ws.send(
+          JSON.stringify({
+            o_u: session.code,
+            u_c: session.code,
+            sesskey: session.sesskey,
+            ...frame,
+          })
+        ),
+    }
+    ws.on('message', (data) => {
+      if (client.listeners.size === 0) return
+      const frame = JSON.parse(data.toString())
+      for (const listener of client.listeners) listener(frame)
+    })
+    ws.once('error', reject)
+    ws.once('open', () => {
+      const pong: Listener = (frame) => {
+        if (frame.type !== 10) return
+        client.listeners.delete(pong)
+        if (frame.status === 'ok') resolve(client)
+        else reject(new Error(JSON.stringify(frame)))
+      }
+      client.listeners.add(pong)
+      client.send({ type: 7 })
+      client.send({ type: 9 })
+    })
+  })
+}
+
+async function openAll(url: string, sessions: BenchSession[]) {
+  const opened: Client[] = []
+  for (let start = 0; start < sessions.length; start += 100) {
+    opened.push(
+      ...(await Promise.all(
+        sessions.slice(start, start + 100).map((session) => open(url, session))
+      ))
+    )
+  }
+  return opened
+}
+
+/** IPC between the bench and its receiver process. */
+type ToReceivers =
+  | { kind: 'open'; url: string; sessions: BenchSession[] }
+  | { kind: 'expect'; uuid: string }
+  | { kind: 'close' }
+type FromReceivers =
+  { kind: 'opened'; count: number } | { kind: 'received'; uuid: string; times: number[] }
+
+/**
+ * The receiver process: holds the big book's members' sockets; for each
+ * expected message uuid, answers the arrival times (taken before any parsing)
+ * once every socket has it, or after 10 s with those that did.
+ */
+async function receivers() {
+  let clients: Client[] = []
+  let expected: { uuid: string; times: number[]; timer: NodeJS.Timeout } | null = null
+  const seen = new WeakSet<WebSocket>()
+  const finish = () => {
+    if (!expected) return
+    clearTimeout(expected.timer)
+    const done: FromReceivers = { kind: 'received', uuid: expected.uuid, times: expected.times }
+    expected = null
+    process.send!(done)
+  }
+  const arrived = (ws: WebSocket, data: unknown) => {
+    const at = clock()
+    if (!expected || seen.has(ws)) return
+    // A cheap test first (the uuid is unique); parse only what matches.
+    const text = String(data)
+    if (!text.includes(expected.uuid)) return
+    const frame = JSON.parse(text)
+    if (frame.type !== 1 || frame.uuid !== expected.uuid) return
+    seen.add(ws)
+    expected.times.push(at)
+    if (expected.times.length === clients.length) finish()
+  }
+  process.on('message', async (message: ToReceivers) => {
+    if (message.kind === 'open') {
+      clients = await openAll(message.url, message.sessions)
+      for (const client of clients) client.ws.on('message', (data) => arrived(client.ws, data))
+      process.send!({ kind: 'opened', count: clients.length } satisfies FromReceivers)
+    } else if (message.kind === 'expect') {
+      for (const client of clients) seen.delete(client.ws)
+      expected = { uuid: message.uuid, times: [], timer: setTimeout(finish, 10_000) }
+    } else if (message.kind === 'close') {
+      for (const client of clients) client.ws.terminate()
+      process.exit(0)
+    }
+  })
+}
+
+if (process.env.BENCH_ROLE === 'receivers') {
+  await receivers()
+  await new Promise(() => {})
+}
 
 const USERS = Math.max(SOCKETS, MEMBERS + SENDERS)
 const percentile = (values: number[], p: number) => {
@@ -164,10 +294,17 @@ for (const sender of senders)
 await app.terminate()
 
 // ---- server -------------------------------------------------------------------------
-const log = createWriteStream(`${ROOT}${process.env.DATA_DIR}/server.log`)
+const log = createWriteStream(`${DATA_DIR}/server.log`)
 const server = spawn(
   process.execPath,
-  ['--import=ts-node-maintained/register/esm', 'bin/server.ts'],
+  [
+    // BENCH_SERVER_PROFILE=dir: a CPU profile of the server (written when it stops).
+    ...(process.env.BENCH_SERVER_PROFILE
+      ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(ROOT, process.env.BENCH_SERVER_PROFILE)}`]
+      : []),
+    '--import=ts-node-maintained/register/esm',
+    'bin/server.ts',
+  ],
   {
     cwd: ROOT,
     env: {
@@ -190,8 +327,7 @@ const stopServer = () => {
 process.on('exit', stopServer)
 const url = `http://127.0.0.1:${PORT}`
 for (let waited = 0; ; waited += 250) {
-  if (server.exitCode !== null)
-    throw new Error(`server exited; see ${process.env.DATA_DIR}/server.log`)
+  if (server.exitCode !== null) throw new Error(`server exited; see ${DATA_DIR}/server.log`)
   try {
     const health = await fetch(`${url}/health`)
     if (health.ok) break
@@ -205,69 +341,48 @@ const rssOf = () => {
 }
 
 // ---- clients -------------------------------------------------------------------------
-type Listener = (frame: Record<string, any>) => void
-interface Client {
-  ws: WebSocket
-  session: (typeof sessions)[number]
-  listeners: Set<Listener>
-  send(frame: Record<string, unknown>): void
-}
-
-function open(session: (typeof sessions)[number]): Promise<Client> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${url.replace('http', 'ws')}/live/socket`, {
-      perMessageDeflate: false,
-    })
-    const client: Client = {
-      ws,
-      session,
-      listeners: new Set(),
-      send: (frame) =>
-        ws.send(
-          JSON.stringify({
-            o_u: session.code,
-            u_c: session.code,
-            sesskey: session.sesskey,
-            ...frame,
-          })
-        ),
-    }
-    ws.on('message', (data) => {
-      if (client.listeners.size === 0) return
-      const frame = JSON.parse(data.toString())
-      for (const listener of client.listeners) listener(frame)
-    })
-    ws.once('error', reject)
-    ws.once('open', () => {
-      const pong: Listener = (frame) => {
-        if (frame.type !== 10) return
-        client.listeners.delete(pong)
-        if (frame.status === 'ok') resolve(client)
-        else reject(new Error(JSON.stringify(frame)))
-      }
-      client.listeners.add(pong)
-      client.send({ type: 7 })
-      client.send({ type: 9 })
-    })
-  })
+/** Server CPU time so far (user + system, ms), from /proc. */
+const cpuOf = () => {
+  const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
 }
 
 await sleep(1000)
 const rssBefore = rssOf()
-const clients: Client[] = []
 const startedAt = performance.now()
-for (let start = 0; start < SOCKETS; start += 100) {
-  clients.push(
-    ...(await Promise.all(sessions.slice(start, Math.min(SOCKETS, start + 100)).map(open)))
-  )
-}
+// The big book's members (bench1..bench(MEMBERS-1)) in the receiver process, the others here.
+const memberSessions = sessions.slice(1, Math.min(MEMBERS, SOCKETS))
+const receiverProcess: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+  execArgv: ['--import=ts-node-maintained/register/esm'],
+  env: { ...process.env, BENCH_ROLE: 'receivers' },
+})
+process.on('exit', () => receiverProcess.kill('SIGKILL'))
+const fromReceivers = (kind: FromReceivers['kind'], uuid?: string) =>
+  new Promise<FromReceivers>((resolve) => {
+    const listener = (message: FromReceivers) => {
+      if (message.kind !== kind || (uuid && message.kind === 'received' && message.uuid !== uuid))
+        return
+      receiverProcess.off('message', listener)
+      resolve(message)
+    }
+    receiverProcess.on('message', listener)
+  })
+const toReceivers = (message: ToReceivers) => receiverProcess.send(message)
+const receiversOpened = fromReceivers('opened')
+toReceivers({ kind: 'open', url, sessions: memberSessions })
+const clients: Client[] = [
+  ...(await openAll(url, sessions.slice(0, 1))),
+  ...(await openAll(url, sessions.slice(Math.min(MEMBERS, SOCKETS), SOCKETS))),
+]
+const memberCount = ((await receiversOpened) as Extract<FromReceivers, { kind: 'opened' }>).count
 report(
-  `sockets: ${clients.length} attached in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
+  `sockets: ${clients.length + memberCount} attached in ${((performance.now() - startedAt) / 1000).toFixed(1)} s ` +
+    `(${memberCount} in the receiver process)`
 )
 await sleep(2000)
 const rssAfter = rssOf()
 report(
-  `memory: server RSS ${(rssBefore / 1048576).toFixed(0)} MiB -> ${(rssAfter / 1048576).toFixed(0)} MiB with ${clients.length} idle sockets: ${((rssAfter - rssBefore) / clients.length / 1024).toFixed(1)} KiB per idle socket`
+  `memory: server RSS ${(rssBefore / 1048576).toFixed(0)} MiB -> ${(rssAfter / 1048576).toFixed(0)} MiB with ${clients.length + memberCount} idle sockets: ${((rssAfter - rssBefore) / (clients.length + memberCount) / 1024).toFixed(1)} KiB per idle socket`
 )
 
 // ---- the socket layer alone: ping -> ack ping (per-frame auth, routing, no domain work) ---------
@@ -294,40 +409,22 @@ report(
 
 // ---- fan-out: one message to a book with MEMBERS connected members -----------------------
 const owner = clients[0]
-const members = clients.slice(1, MEMBERS)
 const fanout: number[] = []
-const roundMax: number[] = []
 const acks: number[] = []
+const fanoutCpuBefore = cpuOf()
 for (let round = 0; round < FANOUT_ROUNDS; round++) {
   const uuid = randomUUID()
-  const latencies: number[] = []
-  const done = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(new Error(`fan-out round ${round}: ${latencies.length}/${members.length} received`)),
-      10_000
-    )
-    for (const member of members) {
-      const listener: Listener = (frame) => {
-        if (frame.type !== 1 || frame.uuid !== uuid) return
-        member.listeners.delete(listener)
-        latencies.push(performance.now() - sentAt)
-        if (latencies.length === members.length) {
-          clearTimeout(timer)
-          resolve()
-        }
-      }
-      member.listeners.add(listener)
-    }
-  })
+  const received = fromReceivers('received', uuid)
+  toReceivers({ kind: 'expect', uuid })
+  await sleep(50)
   const ackListener: Listener = (frame) => {
     if (frame.type === 2 && frame.uuid === uuid) {
       owner.listeners.delete(ackListener)
-      acks.push(performance.now() - sentAt)
+      acks.push(clock() - sentAt)
     }
   }
   owner.listeners.add(ackListener)
-  const sentAt = performance.now()
+  const sentAt = clock()
   owner.send({
     type: 1,
     uuid,
@@ -337,24 +434,26 @@ for (let round = 0; round < FANOUT_ROUNDS; round++) {
     b_o: 'bench0',
     b_c: 'bigbook',
   })
-  await done
-  // Round 0 warms up (lazy-loaded handlers, JIT): reported apart.
+  const { times } = (await received) as Extract<FromReceivers, { kind: 'received' }>
+  if (times.length < memberCount)
+    throw new Error(`fan-out round ${round}: ${times.length}/${memberCount} received`)
+  const latencies = times.map((at) => at - sentAt)
+  // Round 0 warms up (lazy-loaded handlers, JIT, the member cache): reported apart.
   if (round === 0) report(`fan-out warm-up round: max ${ms(Math.max(...latencies))}`)
   else fanout.push(...latencies)
-  roundMax.push(Math.max(...latencies))
   await sleep(300)
 }
-report(
-  `fan-out: ${FANOUT_ROUNDS - 1} messages to a book of ${MEMBERS} connected members (${fanout.length} deliveries): ` +
-    `send->receipt p50 ${ms(percentile(fanout, 50))}, p99 ${ms(percentile(fanout, 99))}, max ${ms(Math.max(...fanout))}; ` +
-    `sender ack p50 ${ms(percentile(acks, 50))}`
-)
+if (FANOUT_ROUNDS > 1) {
+  report(
+    `fan-out: ${FANOUT_ROUNDS - 1} messages to a book of ${memberCount + 1} connected members (${fanout.length} deliveries): ` +
+      `send->receipt p50 ${ms(percentile(fanout, 50))}, p99 ${ms(percentile(fanout, 99))}, max ${ms(Math.max(...fanout))}; ` +
+      `sender ack p50 ${ms(percentile(acks, 50))}; server CPU ${ms((cpuOf() - fanoutCpuBefore) / FANOUT_ROUNDS)} per message`
+  )
+}
 
 // ---- send -> ack under a steady rate -----------------------------------------------------------
 const senderClients =
-  clients.length >= MEMBERS + SENDERS
-    ? clients.slice(MEMBERS, MEMBERS + SENDERS)
-    : await Promise.all(senders.map(open))
+  SOCKETS >= MEMBERS + SENDERS ? clients.slice(1, 1 + SENDERS) : await openAll(url, senders)
 const ackLatencies: number[] = []
 const pending = new Map<string, number>()
 let failures = 0
@@ -373,6 +472,7 @@ const interval = 1000 / perSender
 const total = Math.round(RATE * SECONDS)
 let sent = 0
 const rateStarted = performance.now()
+const rateCpuBefore = cpuOf()
 await new Promise<void>((resolve) => {
   // One tick per interval; each sender sends its due messages (keeps the aggregate rate steady).
   const timers = senderClients.map((sender, index) =>
@@ -404,10 +504,12 @@ await new Promise<void>((resolve) => {
 })
 const elapsed = (performance.now() - rateStarted) / 1000
 for (let waited = 0; pending.size > 0 && waited < 10_000; waited += 50) await sleep(50)
+const rateCpu = cpuOf() - rateCpuBefore
 report(
   `send->ack: ${sent} messages in ${elapsed.toFixed(1)} s (${(sent / elapsed).toFixed(0)} msg/s, ${senderClients.length} senders): ` +
     `p50 ${ms(percentile(ackLatencies, 50))}, p90 ${ms(percentile(ackLatencies, 90))}, p99 ${ms(percentile(ackLatencies, 99))}; ` +
-    `${failures} refused, ${pending.size} unanswered`
+    `${failures} refused, ${pending.size} unanswered; server CPU ${ms(rateCpu / Math.max(1, sent))} per message ` +
+    `(${((rateCpu / 1000 / elapsed) * 100).toFixed(0)}% of a core)`
 )
 
 const fanoutOk = percentile(fanout, 99) <= 200
@@ -417,6 +519,9 @@ report(
 )
 
 for (const client of clients) client.ws.terminate()
+toReceivers({ kind: 'close' })
+const exited = new Promise((done) => server.once('exit', done))
 stopServer()
+await Promise.race([exited, sleep(15_000)])
 console.log('\nFigures:\n' + figures.map((line) => `  ${line}`).join('\n'))
 process.exit(0)

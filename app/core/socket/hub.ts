@@ -10,7 +10,8 @@ export interface HubConnection {
   readonly userId: number | null
   readonly userCode: string | null
   readonly sessionId: number | null
-  sendRaw(data: string): void
+  /** A serialized frame (a Buffer is sent as a text frame, as is: shared by all recipients). */
+  sendRaw(data: string | Buffer): void
   close(code: number, reason: string): void
 }
 
@@ -31,14 +32,26 @@ export interface HubBus {
   close?(): Promise<void>
 }
 
-/** Publishes per-user frames on SSE channels (Transmit), reached by every instance through its own transport. */
+/**
+ * Publishes per-user frames on the SSE channels (Transmit) of this instance's
+ * subscribers. Each instance publishes to its own subscribers the deliveries
+ * it handles or receives on the hub's channel: one bus message per delivery,
+ * rather than one Transmit transport message per recipient.
+ */
 export interface HubStream {
+  /** The channels some subscriber of this instance listens to (usually few or none). */
+  subscribedChannels(): ReadonlySet<string>
+  /** Sends to this instance's subscribers of `channel` only. */
   broadcast(channel: string, payload: OutFrame): void
 }
 
 type BusMessage =
   | { o: string; k: 'deliver'; d: Delivery }
   | { o: string; k: 'revoke'; userId: number; kept: number | null; reason: string }
+  | { o: string; k: 'signal'; t: string; d: unknown }
+
+/** Stands for the recipient's code while an addressed frame is serialized once. */
+const ADDRESS = '\u0000quire-u_c\u0000'
 
 /** The Transmit channel of one user's server -> client messages. */
 export const userChannel = (code: string) => `users/${code}`
@@ -58,6 +71,7 @@ export class SocketHub {
   private codes = new Map<number, string>()
   private stream: HubStream | null = null
   private bus: HubBus | null = null
+  private signalHandlers = new Map<string, ((data: any) => void)[]>()
 
   constructor(
     readonly logger: Logger,
@@ -120,6 +134,25 @@ export class SocketHub {
     return this.origin.getStore() ?? null
   }
 
+  // ---- signals between instances ----------------------------------------------------
+
+  /**
+   * Hands `data` to the `topic` handlers of every OTHER instance (and console
+   * process subscribed), through the hub's channel; nothing without Redis.
+   * For state each instance keeps, such as caches to invalidate: the caller
+   * updates its own state itself.
+   */
+  signal(topic: string, data: unknown) {
+    if (this.bus) this.publish({ o: this.instanceId, k: 'signal', t: topic, d: data })
+  }
+
+  /** Registers a handler of the signals of `topic` sent by other instances. */
+  onSignal<T = unknown>(topic: string, handler: (data: T) => void) {
+    const handlers = this.signalHandlers.get(topic) ?? []
+    handlers.push(handler)
+    this.signalHandlers.set(topic, handlers)
+  }
+
   // ---- delivery ---------------------------------------------------------------------
 
   /** Sends `frame` to every socket (any instance) and SSE channel of `userIds`. */
@@ -127,7 +160,7 @@ export class SocketHub {
     if (delivery.userIds.length === 0) return
     this.deliverLocally(delivery)
     if (this.bus) this.publish({ o: this.instanceId, k: 'deliver', d: delivery })
-    if (this.stream) void this.streamOut(delivery)
+    this.streamLocally(delivery)
   }
 
   /**
@@ -161,19 +194,30 @@ export class SocketHub {
     if (this.bus) this.publish({ o: this.instanceId, k: 'revoke', userId, kept, reason })
   }
 
+  /**
+   * The fan-out loop: synchronous, one serialization per delivery (a shared
+   * Buffer), or for an addressed frame one serialization split around the
+   * recipient's code.
+   */
   private deliverLocally({ userIds, frame, exceptConnection, addressed }: Delivery) {
-    const shared = addressed ? null : JSON.stringify(frame)
+    let shared: Buffer | null = null
+    let head = ''
+    let tail = ''
+    if (addressed) {
+      const text = JSON.stringify({ ...frame, u_c: ADDRESS })
+      const at = text.indexOf(JSON.stringify(ADDRESS))
+      head = text.slice(0, at)
+      tail = text.slice(at + JSON.stringify(ADDRESS).length)
+    }
     for (const userId of userIds) {
       const set = this.byUser.get(userId)
       if (!set) continue
-      let own: string | null = null
       for (const connection of set) {
         if (connection.id === exceptConnection) continue
-        if (shared !== null) {
-          connection.sendRaw(shared)
+        if (!addressed) {
+          connection.sendRaw((shared ??= Buffer.from(JSON.stringify(frame))))
         } else {
-          own ??= JSON.stringify({ ...frame, u_c: connection.userCode })
-          connection.sendRaw(own)
+          connection.sendRaw(head + JSON.stringify(connection.userCode) + tail)
         }
       }
     }
@@ -186,14 +230,22 @@ export class SocketHub {
     }
   }
 
+  /** The SSE side of a delivery, for this instance's subscribers (none: nothing to do). */
+  private streamLocally(delivery: Delivery) {
+    if (!this.stream || this.stream.subscribedChannels().size === 0) return
+    void this.streamOut(delivery)
+  }
+
   private async streamOut({ userIds, frame, addressed }: Delivery) {
     try {
       const codes = await this.codesFor(userIds)
-      const shared = addressed ? null : frame
+      const channels = this.stream!.subscribedChannels()
       for (const userId of userIds) {
         const code = codes.get(userId)
         if (!code) continue
-        this.stream!.broadcast(userChannel(code), shared ?? { ...frame, u_c: code })
+        const channel = userChannel(code)
+        if (!channels.has(channel)) continue
+        this.stream!.broadcast(channel, addressed ? { ...frame, u_c: code } : frame)
       }
     } catch (error) {
       this.logger.error({ err: error }, 'socket hub: Transmit publication failed')
@@ -227,9 +279,20 @@ export class SocketHub {
       return
     }
     if (message.o === this.instanceId) return
-    if (message.k === 'deliver') this.deliverLocally(message.d)
-    else if (message.k === 'revoke')
+    if (message.k === 'deliver') {
+      this.deliverLocally(message.d)
+      this.streamLocally(message.d)
+    } else if (message.k === 'revoke') {
       this.revokeLocally(message.userId, message.kept, message.reason)
+    } else if (message.k === 'signal') {
+      for (const handler of this.signalHandlers.get(message.t) ?? []) {
+        try {
+          handler(message.d)
+        } catch (error) {
+          this.logger.error({ err: error, topic: message.t }, 'socket hub: signal handler failed')
+        }
+      }
+    }
   }
 
   async shutdown() {

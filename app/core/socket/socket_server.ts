@@ -36,6 +36,7 @@ import type {
 
 /** A client that stops reading: past this much unsent data its connection is dropped. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024
+const TEXT_FRAME = { binary: false }
 
 interface CachedAuth {
   sesskey: string
@@ -78,14 +79,15 @@ class Connection implements HubConnection {
     return this.ws.readyState === WebSocket.OPEN
   }
 
-  sendRaw(data: string) {
+  sendRaw(data: string | Buffer) {
     if (!this.open) return
     if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
       // The client does not read what it is sent: holding more for it would only eat memory.
       this.ws.terminate()
       return
     }
-    this.ws.send(data)
+    // A Buffer is sent as a text frame as it is (ws does not copy nor mask server frames).
+    this.ws.send(data, TEXT_FRAME)
   }
 
   send(frame: OutFrame) {

@@ -20,6 +20,9 @@ const header = (ctx: HttpContext, name: string) => {
  * subscribing to `users/<u_c>` needs the o_u and sesskey of that user, or of
  * a delegate allowed to act on behalf of u_c, sent as the `X-O-U` and
  * `X-Sesskey` headers (or `o_u`/`sesskey` body or query parameters).
+ * Broadcasts reach this instance's subscribers only: each instance publishes
+ * the deliveries it handles or receives on the socket hub's channel, so one
+ * delivery to 1,000 users is one Redis message, not 1,000.
  */
 export function registerTransmit(
   transmit: typeof transmitService,
@@ -51,5 +54,18 @@ export function registerTransmit(
     }
   )
 
-  return { broadcast: (channel, payload) => transmit.broadcast(channel, payload as any) }
+  const none: ReadonlySet<string> = new Set()
+  return {
+    subscribedChannels() {
+      const streams = transmit.getManager().getAllSubscribers()
+      if (streams.size === 0) return none
+      const channels = new Set<string>()
+      for (const subscribed of streams.values())
+        for (const channel of subscribed) channels.add(channel)
+      return channels
+    },
+    // Local subscribers only (an empty exception list): the other instances publish
+    // to theirs the deliveries they receive on the hub's channel.
+    broadcast: (channel, payload) => transmit.broadcastExcept(channel, payload as any, []),
+  }
 }

@@ -28,28 +28,134 @@ function messageFrame(book: BookRef, message: Record<string, unknown>): OutFrame
   }
 }
 
+/** The hub signal that tells the other instances a book's members changed. */
+export const MEMBERS_CHANGED_SIGNAL = 'books:members'
+
+/**
+ * The accepted members of each book (user ids), as `memberUserIds` reads them,
+ * kept for the fan-out: a message to a book then costs no query. An entry is
+ * dropped when `books:member_changed` is emitted in this process, or signalled
+ * by another instance (or console process) through the hub's channel, and is
+ * re-read after `ttlMs` in any case (a bound on staleness for writes that emit
+ * no event). A read that overlaps an invalidation is used once, never stored.
+ */
+export class BookMembersCache {
+  private entries = new Map<number, { userIds: readonly number[]; at: number }>()
+  private loading = new Map<number, Promise<readonly number[]>>()
+  /** Counts invalidations; a read started at generation g is stored only if its book was not invalidated since. */
+  private generation = 0
+  private invalidatedAt = new Map<number, number>()
+  private forgottenAt = 0
+
+  constructor(
+    private read: (bookId: number) => Promise<number[]>,
+    private ttlMs = 30_000,
+    private maxBooks = 20_000
+  ) {}
+
+  /** The cached members of a book, or undefined (then call load). */
+  peek(bookId: number): readonly number[] | undefined {
+    const entry = this.entries.get(bookId)
+    if (!entry) return undefined
+    if (Date.now() - entry.at > this.ttlMs) {
+      this.entries.delete(bookId)
+      return undefined
+    }
+    return entry.userIds
+  }
+
+  /** Reads the members (one read shared by concurrent callers) and keeps them. */
+  load(bookId: number): Promise<readonly number[]> {
+    const pending = this.loading.get(bookId)
+    if (pending) return pending
+    const startedAt = this.generation
+    const at = Date.now()
+    const reading: Promise<readonly number[]> = this.read(bookId).then(
+      (userIds) => {
+        if (this.loading.get(bookId) === reading) this.loading.delete(bookId)
+        // Invalidated while reading: this answer may predate the change; use it once, do not keep it.
+        if (this.changedSince(bookId, startedAt)) return userIds
+        if (this.entries.size >= this.maxBooks) {
+          const oldest = this.entries.keys().next().value
+          if (oldest !== undefined) this.entries.delete(oldest)
+        }
+        this.entries.set(bookId, { userIds, at })
+        return userIds
+      },
+      (error) => {
+        if (this.loading.get(bookId) === reading) this.loading.delete(bookId)
+        throw error
+      }
+    )
+    this.loading.set(bookId, reading)
+    return reading
+  }
+
+  get(bookId: number): Promise<readonly number[]> {
+    const cached = this.peek(bookId)
+    return cached ? Promise.resolve(cached) : this.load(bookId)
+  }
+
+  invalidate(bookId: number) {
+    this.generation++
+    this.entries.delete(bookId)
+    this.loading.delete(bookId)
+    if (this.invalidatedAt.size >= this.maxBooks) {
+      // Forget the per-book marks, but not what they protect: no read in flight is stored.
+      this.invalidatedAt.clear()
+      this.forgottenAt = this.generation
+    }
+    this.invalidatedAt.set(bookId, this.generation)
+  }
+
+  private changedSince(bookId: number, generation: number) {
+    return this.forgottenAt > generation || (this.invalidatedAt.get(bookId) ?? 0) > generation
+  }
+
+  get size() {
+    return this.entries.size
+  }
+}
+
 /**
  * Forwards the books plugin's events (emitted after commit) to the members'
  * sockets and SSE channels: new, edited and deleted messages as type 1 (the
  * socket whose frame caused it excepted: it has its ack), and book updates
  * ready (type 8, coalesced) to every member on any change of their books.
- * Listeners never hold up the write that emitted: fan-out runs detached.
+ *
+ * Listeners never hold up the write that emitted: the fan-out runs on the next
+ * turn of the event loop (setImmediate), after the sender's ack has left, from
+ * the member cache (no query once a book's members are known). The fan-out
+ * loop itself is synchronous: one serialization per message, then one send
+ * per socket (SocketHub.deliver).
  */
 export default function bindBooksRealtime(hub: SocketHub) {
-  const detached = (work: () => Promise<void>) => {
-    work().catch((error) => hub.logger.error({ err: error }, 'books realtime: fan-out failed'))
+  const members = new BookMembersCache((bookId) => bookAccess.memberUserIds(bookId))
+  const failed = (error: unknown) =>
+    hub.logger.error({ err: error }, 'books realtime: fan-out failed')
+
+  /** Runs `fanOut` with the book's members, after the current work (the ack) is done. */
+  const withMembers = (bookId: number, fanOut: (userIds: number[]) => void) => {
+    setImmediate(() => {
+      const run = (userIds: readonly number[]) => {
+        try {
+          fanOut(userIds as number[])
+        } catch (error) {
+          failed(error)
+        }
+      }
+      const cached = members.peek(bookId)
+      if (cached) run(cached)
+      else members.load(bookId).then(run, failed)
+    })
   }
 
   const messageChanged = (book: BookRef, message: Record<string, unknown>) => {
     const origin = hub.currentOrigin()
-    detached(async () => {
-      const members = await bookAccess.memberUserIds(book.id)
-      hub.deliver({
-        userIds: members,
-        frame: messageFrame(book, message),
-        exceptConnection: origin,
-      })
-      hub.bookUpdates(members)
+    const frame = messageFrame(book, message)
+    withMembers(book.id, (userIds) => {
+      hub.deliver({ userIds, frame, exceptConnection: origin })
+      hub.bookUpdates(userIds)
     })
   }
 
@@ -58,14 +164,13 @@ export default function bindBooksRealtime(hub: SocketHub) {
 
   emitter.on('books:message_deleted', ({ book, smid, uuid, sstamp }) => {
     const origin = hub.currentOrigin()
-    detached(async () => {
-      const row = await db
-        .from(`${TABLES.messages} as m`)
-        .join('users as u', 'u.id', 'm.creator_id')
-        .where('m.smid', smid)
-        .select('m.created', 'm.last_modified', 'u.code')
-        .first()
-      const members = await bookAccess.memberUserIds(book.id)
+    const reading = db
+      .from(`${TABLES.messages} as m`)
+      .join('users as u', 'u.id', 'm.creator_id')
+      .where('m.smid', smid)
+      .select('m.created', 'm.last_modified', 'u.code')
+      .first()
+    reading.then((row) => {
       const frame = messageFrame(book, {
         u_c: row?.code ?? '',
         uuid,
@@ -76,17 +181,26 @@ export default function bindBooksRealtime(hub: SocketHub) {
         sstamp,
         lastModified: Number(row?.last_modified ?? 0),
       })
-      hub.deliver({ userIds: members, frame, exceptConnection: origin })
-      hub.bookUpdates(members)
-    })
+      withMembers(book.id, (userIds) => {
+        hub.deliver({ userIds, frame, exceptConnection: origin })
+        hub.bookUpdates(userIds)
+      })
+    }, failed)
   })
 
-  emitter.on('books:book_updated', ({ book }) => {
-    detached(async () => hub.bookUpdates(await bookAccess.memberUserIds(book.id)))
+  emitter.on('books:book_updated', ({ book, changes }) => {
+    // A new book: nothing can be cached under its id, but a stale entry must not survive.
+    if (changes.includes('created')) members.invalidate(book.id)
+    withMembers(book.id, (userIds) => hub.bookUpdates(userIds))
   })
 
   // The member concerned is told too: an invitation arrives, a removal takes the book away.
   emitter.on('books:member_changed', ({ book, userId }) => {
-    detached(async () => hub.bookUpdates([...(await bookAccess.memberUserIds(book.id)), userId]))
+    members.invalidate(book.id)
+    hub.signal(MEMBERS_CHANGED_SIGNAL, book.id)
+    withMembers(book.id, (userIds) => hub.bookUpdates([...userIds, userId]))
+  })
+  hub.onSignal<number>(MEMBERS_CHANGED_SIGNAL, (bookId) => {
+    if (typeof bookId === 'number') members.invalidate(bookId)
   })
 }
