@@ -292,6 +292,9 @@ async function reuse() {
 const { actor, cid, F, viewId, companyIds } = REUSE ? await reuse() : await seed()
 
 // ---- measurements --------------------------------------------------------------
+/** BENCH_ONLY=reads,bulk,updates (comma separated) runs only those groups. */
+const groups = (process.env.BENCH_ONLY ?? 'reads,bulk,updates').split(',')
+const only = (group: string) => groups.includes(group)
 const figures: [string, string, string][] = []
 async function timeit(
   label: string,
@@ -314,98 +317,106 @@ async function timeit(
 }
 
 const scope = () => tableAccess.forCategory(actor, cid, 'read')
-await timeit('100-row page (offset 0..9,900)', '<= 10 ms', 50, async (i) =>
-  valuesService.tableValues(actor, await scope(), { offset: (i % 100) * 100, maxRows: 100 })
-)
-await timeit('100-row page, saved view equality filter', '<= 10 ms', 50, async () =>
-  valuesService.tableValues(actor, await scope(), {
-    maxRows: 100,
-    filterRowIds: { applyViewFilters: String(viewId) },
-  })
-)
-await timeit('100-row page, text contains filter', '<= 150 ms', 20, async (i) =>
-  valuesService.tableValues(actor, await scope(), {
-    maxRows: 100,
-    filterRowIds: {
-      applyViewFilters: {
-        filterGroup: {
-          operator: 'and',
-          filters: [
-            {
-              field_id: String(F.name),
-              filter_type: 'text',
-              json: { predicate: 'contains', operand: `${words[i % 12]} ${words[(i + 3) % 12]}` },
-            },
-          ],
+if (only('reads')) {
+  await timeit('100-row page (offset 0..9,900)', '<= 10 ms', 50, async (i) =>
+    valuesService.tableValues(actor, await scope(), { offset: (i % 100) * 100, maxRows: 100 })
+  )
+  await timeit('100-row page, saved view equality filter', '<= 10 ms', 50, async () =>
+    valuesService.tableValues(actor, await scope(), {
+      maxRows: 100,
+      filterRowIds: { applyViewFilters: String(viewId) },
+    })
+  )
+  await timeit('100-row page, text contains filter', '<= 150 ms', 20, async (i) =>
+    valuesService.tableValues(actor, await scope(), {
+      maxRows: 100,
+      filterRowIds: {
+        applyViewFilters: {
+          filterGroup: {
+            operator: 'and',
+            filters: [
+              {
+                field_id: String(F.name),
+                filter_type: 'text',
+                json: { predicate: 'contains', operand: `${words[i % 12]} ${words[(i + 3) % 12]}` },
+              },
+            ],
+          },
         },
       },
-    },
-  })
-)
-await timeit('100-row page, link + lookup columns only', '<= 15 ms', 50, async (i) =>
-  valuesService.tableValues(actor, await scope(), {
-    offset: (i % 100) * 100,
-    maxRows: 100,
-    fieldIds: [F.name, F.company, F.companySize],
-  })
-)
-await timeit('count with the saved view filter', '<= 200 ms', 20, async () => {
-  const s = await scope()
-  return valuesService.count(
-    s.category,
-    await valuesService.selection(s, actor, { applyViewFilters: String(viewId) })
+    })
   )
-})
+  await timeit('100-row page, link + lookup columns only', '<= 15 ms', 50, async (i) =>
+    valuesService.tableValues(actor, await scope(), {
+      offset: (i % 100) * 100,
+      maxRows: 100,
+      fieldIds: [F.name, F.company, F.companySize],
+    })
+  )
+  await timeit('count with the saved view filter', '<= 200 ms', 20, async () => {
+    const s = await scope()
+    return valuesService.count(
+      s.category,
+      await valuesService.selection(s, actor, { applyViewFilters: String(viewId) })
+    )
+  })
+}
 
 let tmp = 0
-await timeit(
-  'createOrUpdateTableRows, 10,000 new rows (with link + lookup)',
-  '<= 3 s',
-  3,
-  async () => {
-    const writes = Array.from({ length: 10_000 }, (_, i) => ({
-      key: `tmp${tmp++}`,
-      values: {
-        [F.name]: `bulk ${i}`,
-        [F.qty]: String(i % 100),
-        [F.status]: 'open',
-        [F.company]: String(companyIds[i % COMPANIES]),
-      },
-    }))
-    return rowsService.write(actor, writes, { categoryId: cid })
-  }
-)
+if (only('bulk'))
+  await timeit(
+    'createOrUpdateTableRows, 10,000 new rows (with link + lookup)',
+    '<= 3 s',
+    3,
+    async () => {
+      const writes = Array.from({ length: 10_000 }, (_, i) => ({
+        key: `tmp${tmp++}`,
+        values: {
+          [F.name]: `bulk ${i}`,
+          [F.qty]: String(i % 100),
+          [F.status]: 'open',
+          [F.company]: String(companyIds[i % COMPANIES]),
+        },
+      }))
+      return rowsService.write(actor, writes, { categoryId: cid })
+    }
+  )
 
 const firstRow = await db.from(rowTableName(cid)).min('id as id').first()
 const firstId = Number(firstRow.id)
-const UPDATES = 2000
-let t0 = performance.now()
-for (let i = 0; i < UPDATES; i++) {
-  await rowsService.updateValue(actor, {
-    rowId: String(firstId + ((i * 7793) % ROWS)),
-    fieldId: F.qty,
-    value: String(i % 100),
-  })
+const UPDATES = Number(process.env.BENCH_UPDATES ?? 2000)
+let round = 0
+/**
+ * updateTableValue rate with `writers` concurrent clients (1: sequential),
+ * each awaiting its answer before sending its next write, on distinct random
+ * rows of the 1M (a client editing a page writes rows that are not cached).
+ */
+async function updates(writers: number, record = true) {
+  const fieldId = [F.qty, F.price, F.score][round % 3]
+  const salt = 7793 + 1000 * round++
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: writers }, async (_, worker) => {
+      for (let i = worker; i < UPDATES; i += writers) {
+        await rowsService.updateValue(actor, {
+          rowId: String(firstId + ((i * salt) % ROWS)),
+          fieldId,
+          value: String(i % 100),
+        })
+      }
+    })
+  )
+  const rate = UPDATES / ((performance.now() - t0) / 1000)
+  const label = writers === 1 ? 'sequential' : `${writers} concurrent writers`
+  if (!record) return
+  figures.push([`updateTableValue, ${label}`, `${rate.toFixed(0)}/s`, '>= 1,000/s'])
+  console.log(`updateTableValue ${label}: ${rate.toFixed(0)}/s`)
 }
-let rate = UPDATES / ((performance.now() - t0) / 1000)
-figures.push(['updateTableValue, sequential', `${rate.toFixed(0)}/s`, '>= 1,000/s'])
-console.log(`updateTableValue sequential: ${rate.toFixed(0)}/s`)
-t0 = performance.now()
-const CONCURRENCY = 8
-await Promise.all(
-  Array.from({ length: CONCURRENCY }, async (_, worker) => {
-    for (let i = worker; i < UPDATES; i += CONCURRENCY) {
-      await rowsService.updateValue(actor, {
-        rowId: String(firstId + ((i * 6007) % ROWS)),
-        fieldId: F.price,
-        value: String(i),
-      })
-    }
-  })
-)
-rate = UPDATES / ((performance.now() - t0) / 1000)
-figures.push([`updateTableValue, ${CONCURRENCY} concurrent`, `${rate.toFixed(0)}/s`, '>= 1,000/s'])
-console.log(`updateTableValue ${CONCURRENCY} concurrent: ${rate.toFixed(0)}/s`)
+if (only('updates')) {
+  await updates(1, false) // warm-up
+  for (const writers of (process.env.BENCH_WRITERS ?? '1,8,16').split(',').map(Number))
+    await updates(writers)
+}
 
 console.log(
   `\n| measure (${dialect}, ${ROWS.toLocaleString('en')} rows) | result | target |\n|---|---|---|`

@@ -1,5 +1,10 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
+import emitter from '@adonisjs/core/services/emitter'
+import { NO_RESTRICTIONS } from '#models/api_session'
+import { rowsService } from '#plugins/tables/services/rows_service'
+import { metaService } from '#plugins/tables/services/meta_service'
+import type { RowsChanged } from '#plugins/tables/events'
 import { ALL_FORMS } from '#tests/helpers/rpc'
 import { caller, errorCode, eventually, makeBook, ok, statusOf } from '../helpers/tables.js'
 
@@ -289,6 +294,119 @@ test.group('tables: structure and writes', () => {
     ok(await call('updateTableValue', { rowId: String(ids[1]), fieldId: extra, value: '1' }))
     const reloaded = ok(await call('getTableValues', { catId, format: 'diff_ready_rows' }))
     assert.strictEqual(reloaded.tableValues.rows[ids[1]][f.total], 5)
+  })
+
+  test('cell writes arriving together share one transaction: one UPDATE per table, each write keeps its outcome, a row written twice keeps arrival order', async ({
+    assert,
+  }) => {
+    const { book, call, catId, f, companiesId, compName, compSize, acmeId, globexId } =
+      await fixture()
+    const more = ok(
+      await call('createOrUpdateTableRows', {
+        b_o: book.b_o,
+        rows: JSON.stringify({
+          tmp1: { [compName]: 'Initech', [compSize]: '3' },
+          tmp2: { [compName]: 'Hooli', [compSize]: '4' },
+        }),
+      })
+    )
+    const [initechId, hooliId] = more.newRows.map((row: any) => row.id)
+    const contacts = ok(
+      await call('createOrUpdateTableRows', {
+        b_o: book.b_o,
+        rows: JSON.stringify({
+          tmp1: { [f.name]: 'Ann', [f.price]: '2', [f.company]: String(acmeId) },
+          tmp2: { [f.name]: 'Bob', [f.price]: '3', [f.active]: 'true' },
+        }),
+      })
+    )
+    const [annId, bobId] = contacts.newRows.map((row: any) => row.id)
+    const actor = {
+      user: book.owner,
+      principal: book.owner,
+      session: null,
+      restrictions: NO_RESTRICTIONS,
+      onBehalf: false,
+    } as any
+    const write = (rowId: number, fieldId: number, value: string) =>
+      rowsService.updateValue(actor, { rowId: String(rowId), fieldId, value })
+    const events: RowsChanged[] = []
+    const listener = (event: RowsChanged) => events.push(event)
+    emitter.on('tables:rows_changed', listener)
+    let results: PromiseSettledResult<unknown>[]
+    try {
+      // Companies has no formula (the UPDATE itself checks the metadata version), Contacts has
+      // one (its rows are read first); both tables, and the same rows twice, in one burst.
+      results = await Promise.allSettled([
+        write(acmeId, compSize, '10'),
+        write(globexId, compSize, '20'),
+        write(initechId, compName, 'Initech 2'),
+        write(globexId, compSize, '21'),
+        write(globexId, compName, 'Globex 2'),
+        write(hooliId, compSize, '40'),
+        write(hooliId + 1000, compSize, '1'),
+        write(annId, f.qty, '5'),
+        write(bobId, f.qty, '7'),
+        write(annId, f.active, 'true'),
+        write(bobId, f.active, 'false'),
+        write(annId, f.qty, '6'),
+      ])
+    } finally {
+      emitter.off('tables:rows_changed', listener)
+    }
+    results.forEach((result, i) => {
+      if (i === 6) {
+        assert.equal(result.status, 'rejected')
+        assert.equal((result as PromiseRejectedResult).reason.code, 'NOT_FOUND')
+      } else assert.equal(result.status, 'fulfilled', `write ${i}`)
+    })
+    // One event per written cell, none for the missing row; writes that arrived while a
+    // transaction was in flight committed together (same stamp).
+    assert.lengthOf(events, 11)
+    assert.isBelow(new Set(events.map((event) => event.stamp)).size, events.length)
+    const companies = ok(
+      await call('getTableValues', { catId: companiesId, format: 'diff_ready_rows' })
+    ).tableValues.rows
+    assert.strictEqual(companies[acmeId][compSize], 10)
+    assert.strictEqual(companies[globexId][compSize], 21)
+    assert.strictEqual(companies[globexId][compName], 'Globex 2')
+    assert.strictEqual(companies[initechId][compName], 'Initech 2')
+    assert.strictEqual(companies[hooliId][compSize], 40)
+    const people = ok(await call('getTableValues', { catId, format: 'diff_ready_rows' }))
+      .tableValues.rows
+    assert.strictEqual(people[annId][f.qty], 6)
+    assert.strictEqual(people[annId][f.total], 12)
+    assert.strictEqual(people[annId][f.active], true)
+    assert.strictEqual(people[bobId][f.qty], 7)
+    assert.strictEqual(people[bobId][f.total], 21)
+    assert.strictEqual(people[bobId][f.active], false)
+    // The lookup of Ann (through her link to Acme) follows through tables.recompute.
+    await eventually(async () => {
+      const rows = ok(await call('getTableValues', { catId, format: 'diff_ready_rows' }))
+        .tableValues.rows
+      return String(rows[annId][f.companySize]) === '10'
+    })
+    // Another instance changed Companies' structure: the UPDATE's version check writes
+    // nothing and the general path (which reloads the metadata) writes the cell. (A field that
+    // no link shows: no recompute job reloads the metadata behind the write's back.)
+    const note = ok(
+      await call('createField', {
+        b_o: book.b_o,
+        catId: companiesId,
+        name: 'Note',
+        type: 'shorttext',
+      })
+    ).fieldId as number
+    ok(await call('updateTableValue', { rowId: String(hooliId), fieldId: note, value: 'a' }))
+    const bumped = Date.now()
+    await db.from('table_categories').where('id', companiesId).update({ meta_version: bumped })
+    assert.notEqual(metaService.cached(companiesId)?.category.metaVersion, bumped)
+    ok(await call('updateTableValue', { rowId: String(hooliId), fieldId: note, value: 'b' }))
+    assert.equal(metaService.cached(companiesId)?.category.metaVersion, bumped)
+    const reloaded = ok(
+      await call('getTableValues', { catId: companiesId, format: 'diff_ready_rows' })
+    ).tableValues.rows
+    assert.strictEqual(reloaded[hooliId][note], 'b')
   })
 
   test('a bad value is a nok naming the field, and nothing of the request is written', async ({
