@@ -395,6 +395,9 @@ export interface WireCell {
   text?: string
 }
 
+/** Where a page read puts a comment cell's value on its row (commentsService.attach). */
+export const commentCellKey = (fieldId: number) => `quire_comments_${fieldId}`
+
 export function serializeCell(field: FieldDef, row: Record<string, any>): WireCell {
   const column = sqlColumnOf(field)
   const stored = column ? row[column] : null
@@ -417,7 +420,7 @@ export function serializeCell(field: FieldDef, row: Record<string, any>): WireCe
         value: stored === null || stored === undefined || stored === '' ? null : safeJson(stored),
       }
     case 'none':
-      return { value: null }
+      return { value: field.type === 'comments' ? (row[commentCellKey(field.id)] ?? null) : null }
     default:
       return { value: stored ?? null }
   }

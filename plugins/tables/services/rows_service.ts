@@ -22,6 +22,7 @@ import {
 } from './field_types.js'
 import { evaluate, parseFormula, type FormulaNode } from './formula.js'
 import { metaService, type CategoryMeta } from './meta_service.js'
+import { commentsService } from './comments_service.js'
 import { quoteId, trxQuery } from '#core/native_sql'
 import { categoryOfRowId } from './schema_service.js'
 import { tableAccess, type TableScope } from './table_access.js'
@@ -1238,6 +1239,8 @@ export class RowsService {
               await trx.from(sideTableName(category.id, field.id)).whereIn('row_id', part).delete()
           }
           await trx.from(rowTableName(category.id)).whereIn('id', part).delete()
+          if (category.fields.some((field) => field.type === 'comments'))
+            await commentsService.deleteForRows(trx, category.id, part)
         }
         deleted += existing.length
         // Cut links that pointed at the deleted rows now; those rows are recomputed by a job.

@@ -4,6 +4,7 @@ import { rpcError } from '#core/rpc/errors'
 import stamps from '#core/services/stamps'
 import bookAccess from '#plugins/books/services/book_access'
 import { rowTableName, serializeCell, type FieldDef } from './field_types.js'
+import { commentsService } from './comments_service.js'
 import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from './filter_compiler.js'
 import { metaService, type CategoryMeta, type TabMeta } from './meta_service.js'
 import { readQuery } from '#core/native_sql'
@@ -228,6 +229,13 @@ export class ValuesService {
       ? (input.maxRows ?? null)
       : Math.max(0, input.maxRows ?? DEFAULT_MAX_ROWS)
     const rows = await this.selectRows(category, selection, { offset, limit })
+    const users = await commentsService.attach(
+      category,
+      fields,
+      rows,
+      actor?.user.id ?? null,
+      input.maxComments ?? undefined
+    )
 
     const tableValues: Record<string, unknown> = {
       id: category.id,
@@ -261,9 +269,8 @@ export class ValuesService {
     }
     tableValues.rowInfosLength = rows.length
     if (input.getDependencies) tableValues.dependencies = this.dependencies(category)
-    // Comment cells belong to the collaboration issue (no comment storage yet): with maxComments
-    // they stay null and `users` (the authors of the comments shown) is empty.
-    if (input.maxComments) tableValues.users = {}
+    // With maxComments, comment cells carry their last comments and `users` their authors.
+    if (input.maxComments) tableValues.users = users
     return { sstamp, catId: category.id, tableValues }
   }
 

@@ -81,3 +81,13 @@ export function asIdList(raw: unknown, name: string): number[] {
     return Number(text)
   })
 }
+
+/** A server row id (digits). */
+export function rowIdOf(raw: unknown, name = 'rowId'): number {
+  const text = String(raw ?? '').trim()
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
+    throw rpcError('INVALID_PARAMETER', `Invalid parameter ${name}: "${text}" is not a row id`, {
+      field: name,
+    })
+  return Number(text)
+}
