@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { randomUUID } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
 import { attached, ensureSocketEndpoint } from './socket_client.js'
-import { member, memberOf, messagesOf, sharedBook } from './fixtures.js'
+import { invite, member, memberOf, messagesOf, sharedBook } from './fixtures.js'
 import { login } from '#tests/helpers/users'
 
 const isMessage = (uuid: string) => (frame: Record<string, any>) =>
@@ -90,6 +90,44 @@ test.group('socket: send message (type 1)', (group) => {
     assert.equal(copy.msg, 'from my phone')
     assert.isTrue(await strangerSocket.none((frame) => frame.type === 1 || frame.type === 8))
     await Promise.all([phone, laptop, strangerSocket].map((socket) => socket.close()))
+  })
+
+  test('membership changes apply to the very next message: who joins gets it, who is removed does not', async ({
+    assert,
+  }) => {
+    const alice = await member()
+    const bob = await member()
+    const carol = await member()
+    const book = await sharedBook(alice, [bob])
+    const [aliceSocket, bobSocket, carolSocket] = await Promise.all([
+      attached(alice.session),
+      attached(bob.session),
+      attached(carol.session),
+    ])
+    const send = async (msg: string) => {
+      const uuid = randomUUID()
+      aliceSocket.send({ type: 1, uuid, smid: 0, msg, ...book })
+      const ack = await aliceSocket.next((frame) => frame.type === 2 && frame.uuid === uuid)
+      assert.equal(ack.status, 'ok')
+      return uuid
+    }
+    // The book's members are now known to the fan-out (and kept).
+    const first = await send('before carol joins')
+    await bobSocket.next(isMessage(first))
+    assert.isTrue(await carolSocket.none(isMessage(first)))
+
+    await invite(alice, book, carol, 2, true)
+    const second = await send('carol is a member now')
+    const reached = await carolSocket.next(isMessage(second))
+    assert.equal(reached.msg, 'carol is a member now')
+    await bobSocket.next(isMessage(second))
+
+    const removed = await alice.call({ req: 'removeMember', ...book, member: bob.code })
+    assert.equal(removed.status, 'ok')
+    const third = await send('bob was removed')
+    await carolSocket.next(isMessage(third))
+    assert.isTrue(await bobSocket.none(isMessage(third)))
+    await Promise.all([aliceSocket, bobSocket, carolSocket].map((socket) => socket.close()))
   })
 
   test('sending the same uuid again answers the same message (a retry after a lost ack)', async ({
