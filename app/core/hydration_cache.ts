@@ -10,6 +10,7 @@ const sameValue = (a: unknown, b: unknown) =>
     JSON.stringify(a) === JSON.stringify(b))
 
 function sameRow(a: Row, b: Row) {
+  if (a === b) return true
   for (const key in b) if (!sameValue(a[key], b[key])) return false
   return true
 }

@@ -70,18 +70,30 @@ export async function trxQuery(
  * tied to the knex client: when Lucid reconnects (tests recreate the file),
  * a new one is opened on the new file.
  */
-let sqliteReader: { client: unknown; connection: Database.Database } | null = null
+interface SqliteReader {
+  client: unknown
+  connection: Database.Database
+  dataVersion: Database.Statement
+  /** Results of readCached, valid while the database's data_version is `version`. */
+  results: Map<string, Row[]>
+  version: number
+}
 
-function sqliteReaderFor(knex: any): Database.Database {
+let sqliteReader: SqliteReader | null = null
+
+function sqliteReaderFor(knex: any): SqliteReader {
   const current = sqliteReader
-  if (current && current.client === knex) return current.connection
+  if (current && current.client === knex) return current
   current?.connection.close()
   const connection = new Database(knex.client.config.connection.filename)
   connection.pragma('busy_timeout = 5000')
   connection.pragma('foreign_keys = ON')
-  sqliteReader = { client: knex, connection }
-  return connection
+  const dataVersion = connection.prepare('PRAGMA data_version').pluck()
+  sqliteReader = { client: knex, connection, dataVersion, results: new Map(), version: -1 }
+  return sqliteReader
 }
+
+const MAX_CACHED_RESULTS = 20_000
 
 /** Runs a read outside any transaction (or in `client` when it is a transaction). */
 export async function readQuery(
@@ -92,13 +104,37 @@ export async function readQuery(
   if (client && client.isTransaction)
     return trxQuery(client as TransactionClientContract, sql, bindings)
   const knex: any = db.connection().getReadClient()
-  if (!isMysql()) return run(sqliteReaderFor(knex), sql, bindings)
+  if (!isMysql()) return run(sqliteReaderFor(knex).connection, sql, bindings)
   const connection = await knex.client.acquireConnection()
   try {
     return await run(connection, sql, bindings)
   } finally {
     await knex.client.releaseConnection(connection)
   }
+}
+
+/**
+ * readQuery for the reads nearly every request repeats (its session and user,
+ * the book it names). On SQLite, results are kept until any connection — this
+ * process's writer or another process — commits a change: SQLite's
+ * data_version tells, for the price of a trivial statement, so a cached result
+ * is never older than the last commit. Callers must not modify the rows.
+ * On MySQL this is readQuery (another server may write at any time).
+ */
+export async function readCached(sql: string, bindings: unknown[] = []): Promise<Row[]> {
+  if (isMysql()) return readQuery(sql, bindings)
+  const reader = sqliteReaderFor(db.connection().getReadClient())
+  const version = reader.dataVersion.get() as number
+  if (version !== reader.version || reader.results.size >= MAX_CACHED_RESULTS) {
+    reader.results.clear()
+    reader.version = version
+  }
+  const key = `${sql}\u0000${JSON.stringify(bindings)}`
+  const cached = reader.results.get(key)
+  if (cached) return cached
+  const rows: Row[] = await run(reader.connection, sql, bindings)
+  reader.results.set(key, rows)
+  return rows
 }
 
 /** Quotes an identifier Quire built (table and column names are generated, never client text). */

@@ -9,7 +9,7 @@ import db from '@adonisjs/lucid/services/db'
 import { generateKey, hashKey } from '#core/auth/keys'
 import { rpcError } from '#core/rpc/errors'
 import { dbTimestamp } from '#core/db_time'
-import { readQuery } from '#core/native_sql'
+import { readCached } from '#core/native_sql'
 import { HydrationCache } from '#core/hydration_cache'
 import type { StampService } from './stamp_service.js'
 import type { UserService } from './user_service.js'
@@ -254,7 +254,7 @@ export class AccessService {
   async resolveSession(sesskey: string): Promise<{ session: ApiSession; user: User }> {
     // Every api.php request and socket frame comes through here: one driver-level
     // statement for the session and its user, models reused while their rows are unchanged.
-    const [row] = await readQuery(sessionWithUserSql(), [hashKey(sesskey.trim())])
+    const [row] = await readCached(sessionWithUserSql(), [hashKey(sesskey.trim())])
     if (!row) throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
     const { session: sessionRow, user: userRow } = splitJoinedRow(row)
     const session = this.sessionModels.model(sessionRow.id, sessionRow)

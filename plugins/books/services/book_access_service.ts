@@ -1,4 +1,4 @@
-import { quoteId, readQuery } from '#core/native_sql'
+import { quoteId, readCached } from '#core/native_sql'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { NEED_RIGHT, RIGHT_NAMES, type BookNeed } from '../rights.js'
@@ -43,8 +43,8 @@ const toRef = (row: BookRow): BookRef => ({
 export class BookAccessService {
   /**
    * Books are resolved on every book operation and socket frame: driver-level
-   * statements (native_sql), not the query builder. `right` is quoted: it is
-   * a keyword on both databases.
+   * statements (readCached: on SQLite, reused until the next commit), not the
+   * query builder. `right` is quoted: it is a keyword on both databases.
    */
   private bookSql(where: string, withMembership = false) {
     const membership = withMembership
@@ -60,18 +60,18 @@ export class BookAccessService {
     const owner = String(b_o ?? '').trim()
     const code = String(b_c ?? '').trim()
     if (owner === '' || code === '') return null
-    const [row] = await readQuery(this.bookSql('u.code = ? AND b.code = ?'), [false, owner, code])
+    const [row] = await readCached(this.bookSql('u.code = ? AND b.code = ?'), [false, owner, code])
     return row ? toRef(row as BookRow) : null
   }
 
   async findById(id: number): Promise<BookRef | null> {
-    const [row] = await readQuery(this.bookSql('b.id = ?'), [false, id])
+    const [row] = await readCached(this.bookSql('b.id = ?'), [false, id])
     return row ? toRef(row as BookRow) : null
   }
 
   /** The right of an accepted member; null when the user is not (or no longer) an accepted member. */
   async rightOf(userId: number, bookId: number): Promise<number | null> {
-    const [row] = await readQuery(
+    const [row] = await readCached(
       `SELECT ${quoteId('right')} AS member_right FROM book_members
        WHERE book_id = ? AND user_id = ? AND invite = 'accepted' AND del = ? LIMIT 1`,
       [bookId, userId, false]
@@ -129,7 +129,7 @@ export class BookAccessService {
     const [row] =
       owner === '' || code === ''
         ? []
-        : await readQuery(this.bookSql('u.code = ? AND b.code = ?', true), [
+        : await readCached(this.bookSql('u.code = ? AND b.code = ?', true), [
             actor.user.id,
             false,
             false,
@@ -150,7 +150,7 @@ export class BookAccessService {
 
   /** Accepted members' user ids (realtime fan-out, notifications). */
   async memberUserIds(bookId: number): Promise<number[]> {
-    const rows = await readQuery(
+    const rows = await readCached(
       `SELECT user_id FROM book_members WHERE book_id = ? AND invite = 'accepted' AND del = ?`,
       [bookId, false]
     )

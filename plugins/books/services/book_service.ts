@@ -2,7 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import emitter from '@adonisjs/core/services/emitter'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { readQuery } from '#core/native_sql'
+import { readCached } from '#core/native_sql'
 import type { StampService } from '#core/services/stamp_service'
 import { isUniqueViolation } from '#core/services/db_errors'
 import { DEFAULT_RIGHTS } from '#core/services/user_service'
@@ -233,7 +233,7 @@ export class BookService {
   /** Books the user is invited to or a member of (userInfo.nbBooks, allBooks.nbBooks). */
   async countBooks(userId: number): Promise<number> {
     // Driver-level: getUserInfo asks for it on every call.
-    const [row] = await readQuery(
+    const [row] = await readCached(
       `SELECT COUNT(*) AS total FROM ${TABLES.members} bm JOIN ${TABLES.books} b ON b.id = bm.book_id
        WHERE bm.user_id = ? AND bm.del = ? AND b.del = ?`,
       [userId, false, false]
