@@ -55,8 +55,22 @@ function sessionWithUserSql() {
   return joinedSql
 }
 
-/** The session's and the user's columns of a joined row; user null when the user is gone. */
+/**
+ * The session's and the user's columns of a joined row; user null when the
+ * user is gone. Kept per row object: a cached read answers the same object, and
+ * the same halves let the hydration caches recognise their rows at once.
+ */
+const splitRows = new WeakMap<object, ReturnType<typeof splitRow>>()
 function splitJoinedRow(row: Record<string, unknown>) {
+  let split = splitRows.get(row)
+  if (!split) {
+    split = splitRow(row)
+    splitRows.set(row, split)
+  }
+  return split
+}
+
+function splitRow(row: Record<string, unknown>) {
   const session: Record<string, any> = {}
   const user: Record<string, any> = {}
   for (const key in row) {
