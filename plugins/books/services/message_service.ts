@@ -84,11 +84,16 @@ const CREATE_BATCH = 64
 /** A new message's columns, but its stamps and times (set in the transaction). */
 type MessageFields = Omit<MessageRow, 'smid' | 'created' | 'last_modified' | 'cstamp' | 'sstamp'>
 
+interface CreatedMessage {
+  row: MessageRow
+  sstamp: number
+}
+
 interface PendingCreate {
   actor: Actor
   book: BookRef
   fields: MessageFields
-  resolve(row: MessageRow | null): void
+  resolve(created: CreatedMessage | null): void
   reject(error: unknown): void
 }
 
@@ -245,15 +250,17 @@ export class MessageService {
       del: false,
     }
     try {
-      const row = event
-        ? await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
-            const inserted = await insertMessage(trx, stamp, fields)
-            await this.events.save(trx, stamp, inserted, event)
-            afterCommit(() => this.afterCreate(actor, book, inserted, event))
-            return inserted
-          })
-        : await this.queueCreate(actor, book, fields)
-      if (row) return this.result(book, row, creator.code, event ?? null, true)
+      if (event) {
+        const row = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+          const inserted = await insertMessage(trx, stamp, fields)
+          await this.events.save(trx, stamp, inserted, event)
+          afterCommit(() => this.afterCreate(actor, book, inserted, event))
+          return inserted
+        })
+        return this.result(book, row, creator.code, event, true)
+      }
+      const created = await this.queueCreate(actor, book, fields)
+      if (created) return this.result(book, created.row, creator.code, null, true, created.sstamp)
     } catch (error) {
       if (!isUniqueViolation(error)) throw error
     }
@@ -275,9 +282,12 @@ export class MessageService {
   private createQueue: PendingCreate[] = []
   private draining = false
 
-  /** The inserted row, or null when a message of this book already has the uuid. */
+  /**
+   * The inserted row and the watermark after its commit (one read for the
+   * batch), or null when a message of this book already has the uuid.
+   */
   private queueCreate(actor: Actor, book: BookRef, fields: MessageFields) {
-    return new Promise<MessageRow | null>((resolve, reject) => {
+    return new Promise<CreatedMessage | null>((resolve, reject) => {
       this.createQueue.push({ actor, book, fields, resolve, reject })
       if (!this.draining) void this.drainCreates()
     })
@@ -320,7 +330,17 @@ export class MessageService {
       }
       return
     }
-    for (const job of batch) job.resolve(inserted.get(job)!)
+    let sstamp: number
+    try {
+      sstamp = await this.stamps.watermark()
+    } catch (error) {
+      for (const job of batch) job.reject(error)
+      return
+    }
+    for (const job of batch) {
+      const row = inserted.get(job)!
+      job.resolve(row ? { row, sstamp } : null)
+    }
   }
 
   private async afterCreate(
@@ -394,7 +414,9 @@ export class MessageService {
     row: MessageRow,
     u_c: string,
     event: EventInput | { row: any; participants: any[] } | null,
-    isNew: boolean
+    isNew: boolean,
+    /** The watermark once the write committed, when the caller already has it. */
+    sstamp?: number
   ): Promise<SendResult> {
     const eventView =
       event && 'row' in event ? event : event ? await this.eventOf(Number(row.smid)) : null
@@ -403,7 +425,7 @@ export class MessageService {
       smid: Number(row.smid),
       uuid: row.uuid,
       created: Number(row.created),
-      sstamp: await this.stamps.watermark(),
+      sstamp: sstamp ?? (await this.stamps.watermark()),
       isNew,
       del: Boolean(row.del),
       message: serializeMessage(row, { u_c, event: eventView }),
