@@ -130,6 +130,9 @@ function compiledFormula(source: string): FormulaNode | null {
  * these methods.
  */
 export class RowsService {
+  /** Row table -> the id its next insert is expected to get (see the inserts in `write`). */
+  private nextIds = new Map<string, number>()
+
   /** updateTableValue and the socket's update table value. */
   async updateValue(
     actor: Actor,
@@ -621,19 +624,30 @@ export class RowsService {
         linksChanged
       )
 
-      // Inserts, in batches; ids come back consecutive from the table's sequence.
+      // Inserts, in batches; ids come back consecutive from the table's sequence. New rows get
+      // ord = id: they are inserted with the ids this process expects next (the table's last
+      // insert + 1), and only when the ids turn out otherwise (first insert since start, another
+      // instance or transaction inserted meanwhile) an UPDATE sets ord. Rewriting ord of every
+      // new row cost a second write per row, and on MariaDB left delete-marked (0, id) entries
+      // at the head of the (ord, id) index that first-page reads skipped until purge.
       const inserted = states.filter((entry) => entry.isNew)
       for (const part of chunks(inserted)) {
+        const guess = this.nextIds.get(table)
+        part.forEach((entry, index) => {
+          entry.state.ord = guess === undefined ? 0 : guess + index
+        })
         const payload = part.map((entry) => this.columnsOf(category, entry.state))
         const ids = await this.insertBatch(trx, table, payload)
         part.forEach((entry, index) => {
           entry.state.id = ids[index]
           entry.state.ord = ids[index]
         })
-        await trxQuery(trx, `UPDATE ${quoteId(table)} SET ord = id WHERE id >= ? AND id <= ?`, [
-          ids[0],
-          ids[ids.length - 1],
-        ])
+        if (guess === undefined || ids.some((id, index) => id !== guess + index))
+          await trxQuery(trx, `UPDATE ${quoteId(table)} SET ord = id WHERE id >= ? AND id <= ?`, [
+            ids[0],
+            ids[ids.length - 1],
+          ])
+        this.nextIds.set(table, ids[ids.length - 1] + 1)
       }
       // Updates: one statement per row, only the columns that can change.
       for (const entry of states.filter((candidate) => !candidate.isNew)) {

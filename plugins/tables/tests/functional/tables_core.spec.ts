@@ -410,6 +410,39 @@ test.group('tables: structure and writes', () => {
     assert.strictEqual(reloaded[hooliId][note], 'b')
   })
 
+  test('new rows get ord = id, also after another writer moved the table sequence', async ({
+    assert,
+  }) => {
+    const { book, call, catId, f } = await fixture()
+    const create = async (count: number) =>
+      ok(
+        await call('createOrUpdateTableRows', {
+          b_o: book.b_o,
+          rows: JSON.stringify(
+            Object.fromEntries(
+              Array.from({ length: count }, (_, i) => [`tmp${i}`, { [f.name]: `n${i}` }])
+            )
+          ),
+        })
+      )
+    const misplaced = async () => {
+      const [row] = await db.from(`tt_${catId}`).whereRaw('ord <> id').count('* as total')
+      return Number(row.total)
+    }
+    await create(3)
+    await create(2) // inserted with the ids this process expected
+    // Another instance inserted a row: the next ids are not the expected ones.
+    const [other] = await db.table(`tt_${catId}`).insert({ ord: 0, sstamp: 0 })
+    await db.from(`tt_${catId}`).where('id', other).update({ ord: other })
+    const last = await create(2)
+    for (const row of last.newRows) assert.strictEqual(row.info.order, row.id)
+    assert.strictEqual(await misplaced(), 0)
+    const values = ok(await call('getTableValues', { catId, maxRows: 100 })).tableValues
+    assert.strictEqual(values.rowInfosLength, 8)
+    for (const [id, info] of Object.entries(values.rowInfos) as [string, any][])
+      assert.strictEqual(info.order, Number(id))
+  })
+
   test('a bad value is a nok naming the field, and nothing of the request is written', async ({
     assert,
   }) => {
