@@ -13,6 +13,7 @@ async function fixture() {
     await owner('createTable', {
       ...base,
       name: 'Tasks',
+      code: 'tasks',
       fields: JSON.stringify([
         { name: 'Name', type: 'shorttext' },
         { name: 'Talk', type: 'comments' },
@@ -106,6 +107,22 @@ test.group('tables: comments on cells', () => {
       column.values.find((value: any) => value.id === r1).value.comments.map((c: any) => c.m),
       ['third']
     )
+
+    // getNamedTableValues takes maxComments the same way.
+    const named = ok(
+      await owner('getNamedTableValues', {
+        b_o: book.b_o,
+        b_c: book.b_c,
+        catCode: 'tasks',
+        format: 'diff_ready_rows',
+        maxComments: 1,
+      })
+    ).tableValues
+    assert.deepEqual(
+      named.rows[r2][talk].comments.map((comment: any) => comment.m),
+      ['elsewhere']
+    )
+    assert.deepEqual(Object.keys(named.users), [writerCode])
 
     // getTableValueComments: the whole thread; the reader has then read it.
     const full = ok(await owner('getTableValueComments', { fieldId: talk, rowId: String(r1) }))
