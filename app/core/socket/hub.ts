@@ -1,7 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from '@adonisjs/core/logger'
-import { CloseCode, MessageType, type OutFrame } from './protocol.js'
+import { CloseCode, MessageType, type Frame, type OutFrame } from './protocol.js'
 
 /** What the hub needs of a live connection. */
 export interface HubConnection {
@@ -65,7 +64,7 @@ export const userChannel = (code: string) => `users/${code}`
 export class SocketHub {
   readonly instanceId = randomUUID()
   private byUser = new Map<number, Set<HubConnection>>()
-  private origin = new AsyncLocalStorage<string>()
+  private inFlight = new Map<string, { connection: HubConnection; frame: Frame }>()
   private pendingBookUpdates = new Set<number>()
   private bookUpdatesTimer: NodeJS.Timeout | null = null
   private codes = new Map<number, string>()
@@ -122,16 +121,40 @@ export class SocketHub {
     return this.byUser.size
   }
 
-  // ---- origin of the frame being handled -----------------------------------------
+  // ---- origin of a change: the frames being handled ------------------------------------
 
-  /** Runs `work` as caused by a frame of `connectionId` (events emitted inside know it). */
-  runFrom<T>(connectionId: string, work: () => T): T {
-    return this.origin.run(connectionId, work)
+  /** The socket server marks each frame while its handler runs (one at a time per connection). */
+  frameStarted(connection: HubConnection, frame: Frame) {
+    this.inFlight.set(connection.id, { connection, frame })
   }
 
-  /** The connection whose frame caused the current work, if any (null for api.php, jobs). */
-  currentOrigin(): string | null {
-    return this.origin.getStore() ?? null
+  frameEnded(connection: HubConnection) {
+    this.inFlight.delete(connection.id)
+  }
+
+  /**
+   * The connection whose frame caused a change made by `userId` (the
+   * principal, as events name their actor), or null (api.php, jobs, another
+   * instance). `match` rates each frame of that user being handled: 2 this
+   * frame made the change (same uuid, same smid), 1 it may have (a frame
+   * naming nothing), 0 not. The first sure frame wins; else the only possible
+   * one. Explicit rather than an async context: a change may be written by
+   * another frame's work (the books plugin commits concurrent sends together),
+   * and AsyncLocalStorage would slow every promise of the process.
+   */
+  originOf(userId: number, match: (frame: Frame) => number): string | null {
+    let possible: string | null = null
+    let possibles = 0
+    for (const { connection, frame } of this.inFlight.values()) {
+      if (connection.userId !== userId) continue
+      const rating = match(frame)
+      if (rating >= 2) return connection.id
+      if (rating === 1) {
+        possible = connection.id
+        possibles++
+      }
+    }
+    return possibles === 1 ? possible : null
   }
 
   // ---- signals between instances ----------------------------------------------------

@@ -295,7 +295,12 @@ export class SocketServer {
     try {
       while (connection.queue.length && connection.open) {
         const frame = connection.queue.shift()!
-        await this.hub.runFrom(connection.id, () => this.handle(connection, frame))
+        this.hub.frameStarted(connection, frame)
+        try {
+          await this.handle(connection, frame)
+        } finally {
+          this.hub.frameEnded(connection)
+        }
       }
     } finally {
       connection.busy = false

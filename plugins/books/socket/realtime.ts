@@ -1,7 +1,7 @@
 import emitter from '@adonisjs/core/services/emitter'
 import db from '@adonisjs/lucid/services/db'
 import type { SocketHub } from '#core/socket/hub'
-import { MessageType, type OutFrame } from '#core/socket/protocol'
+import { MessageType, intOf, textOf, type Frame, type OutFrame } from '#core/socket/protocol'
 import bookAccess from '../services/book_access.js'
 import { TABLES } from '../models/rows.js'
 import type { BookRef } from '../services/book_access_service.js'
@@ -25,6 +25,22 @@ function messageFrame(book: BookRef, message: Record<string, unknown>): OutFrame
     nbDocs: message.nbDocs ?? 0,
     msgType: message.msgType,
     msgColor: message.msgColor,
+  }
+}
+
+/**
+ * How surely a send-message frame (type 1) made the change of message
+ * `{uuid, smid}`: 2 it names it (uuid, or smid of an edit or delete), 1 it
+ * names nothing (a new message without a client uuid), 0 not.
+ */
+export function sendFrameRating(message: { uuid: unknown; smid: unknown }) {
+  return (frame: Frame) => {
+    if (frame.type !== MessageType.SEND_MESSAGE) return 0
+    const uuid = textOf(frame.uuid)?.trim() || ''
+    const smid = intOf(frame.smid) ?? 0
+    if (uuid !== '' && uuid === message.uuid) return 2
+    if (smid > 0 && smid === Number(message.smid)) return 2
+    return uuid === '' && !(smid > 0) ? 1 : 0
   }
 }
 
@@ -150,8 +166,8 @@ export default function bindBooksRealtime(hub: SocketHub) {
     })
   }
 
-  const messageChanged = (book: BookRef, message: Record<string, unknown>) => {
-    const origin = hub.currentOrigin()
+  const messageChanged = (book: BookRef, message: Record<string, unknown>, actorId: number) => {
+    const origin = hub.originOf(actorId, sendFrameRating(message as any))
     const frame = messageFrame(book, message)
     withMembers(book.id, (userIds) => {
       hub.deliver({ userIds, frame, exceptConnection: origin })
@@ -159,11 +175,15 @@ export default function bindBooksRealtime(hub: SocketHub) {
     })
   }
 
-  emitter.on('books:message_created', ({ book, message }) => messageChanged(book, message))
-  emitter.on('books:message_updated', ({ book, message }) => messageChanged(book, message))
+  emitter.on('books:message_created', ({ book, message, actorId }) =>
+    messageChanged(book, message, actorId)
+  )
+  emitter.on('books:message_updated', ({ book, message, actorId }) =>
+    messageChanged(book, message, actorId)
+  )
 
-  emitter.on('books:message_deleted', ({ book, smid, uuid, sstamp }) => {
-    const origin = hub.currentOrigin()
+  emitter.on('books:message_deleted', ({ book, smid, uuid, sstamp, actorId }) => {
+    const origin = hub.originOf(actorId, sendFrameRating({ uuid, smid }))
     const reading = db
       .from(`${TABLES.messages} as m`)
       .join('users as u', 'u.id', 'm.creator_id')

@@ -130,6 +130,42 @@ test.group('socket: send message (type 1)', (group) => {
     await Promise.all([aliceSocket, bobSocket, carolSocket].map((socket) => socket.close()))
   })
 
+  test('sends from several members at once: each sender gets the others messages, never its own', async ({
+    assert,
+  }) => {
+    // Sends that arrive together may share one transaction (the books plugin's group
+    // commit): each message must still leave out its own sender's socket, and only that one.
+    const people = await Promise.all([member(), member(), member()])
+    const book = await sharedBook(people[0], people.slice(1))
+    const sockets = await Promise.all(people.map((person) => attached(person.session)))
+    const sent = people.map(() => [] as string[])
+    for (let round = 0; round < 5; round++) {
+      sockets.forEach((socket, index) => {
+        const uuid = randomUUID()
+        sent[index].push(uuid)
+        socket.send({ type: 1, uuid, smid: 0, msg: `burst ${round} from ${index}`, ...book })
+      })
+    }
+    const all = sent.flat()
+    for (const [index, socket] of sockets.entries()) {
+      for (const uuid of all) {
+        if (!sent[index].includes(uuid)) {
+          await socket.next(isMessage(uuid), 5000)
+          continue
+        }
+        const ack = await socket.next((frame) => frame.type === 2 && frame.uuid === uuid, 5000)
+        assert.equal(ack.status, 'ok')
+      }
+    }
+    for (const [index, socket] of sockets.entries()) {
+      assert.isTrue(
+        await socket.none((frame) => frame.type === 1 && sent[index].includes(frame.uuid)),
+        `socket ${index} got one of its own messages`
+      )
+    }
+    await Promise.all(sockets.map((socket) => socket.close()))
+  })
+
   test('sending the same uuid again answers the same message (a retry after a lost ack)', async ({
     assert,
   }) => {
