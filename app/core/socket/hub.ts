@@ -64,7 +64,10 @@ export const userChannel = (code: string) => `users/${code}`
 export class SocketHub {
   readonly instanceId = randomUUID()
   private byUser = new Map<number, Set<HubConnection>>()
-  private inFlight = new Map<string, { connection: HubConnection; frame: Frame }>()
+  private inFlight = new Map<
+    string,
+    { connection: HubConnection; frame: Frame; after?: (() => void)[] }
+  >()
   private pendingBookUpdates = new Set<number>()
   private bookUpdatesTimer: NodeJS.Timeout | null = null
   private codes = new Map<number, string>()
@@ -128,8 +131,30 @@ export class SocketHub {
     this.inFlight.set(connection.id, { connection, frame })
   }
 
+  /** Called once the frame's answer (ack) has been sent: runs the work deferred to then. */
   frameEnded(connection: HubConnection) {
+    const entry = this.inFlight.get(connection.id)
     this.inFlight.delete(connection.id)
+    for (const work of entry?.after ?? []) this.run(work)
+  }
+
+  /**
+   * Runs `work` once the frame `origin` is handling has been answered (its
+   * ack sent), or on the next turn of the event loop when there is no such
+   * frame: a fan-out caused by a frame never holds up that frame's ack.
+   */
+  afterOrigin(origin: string | null, work: () => void) {
+    const entry = origin === null ? undefined : this.inFlight.get(origin)
+    if (entry) (entry.after ??= []).push(work)
+    else setImmediate(() => this.run(work))
+  }
+
+  private run(work: () => void) {
+    try {
+      work()
+    } catch (error) {
+      this.logger.error({ err: error }, 'socket hub: deferred work failed')
+    }
   }
 
   /**

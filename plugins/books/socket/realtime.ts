@@ -139,9 +139,10 @@ export class BookMembersCache {
  * socket whose frame caused it excepted: it has its ack), and book updates
  * ready (type 8, coalesced) to every member on any change of their books.
  *
- * Listeners never hold up the write that emitted: the fan-out runs on the next
- * turn of the event loop (setImmediate), after the sender's ack has left, from
- * the member cache (no query once a book's members are known). The fan-out
+ * Listeners never hold up the write that emitted: the fan-out of a change made
+ * by a socket frame runs right after that frame's ack has left
+ * (hub.afterOrigin), any other on the next turn of the event loop, from the
+ * member cache (no query once a book's members are known). The fan-out
  * loop itself is synchronous: one serialization per message, then one send
  * per socket (SocketHub.deliver).
  */
@@ -150,9 +151,13 @@ export default function bindBooksRealtime(hub: SocketHub) {
   const failed = (error: unknown) =>
     hub.logger.error({ err: error }, 'books realtime: fan-out failed')
 
-  /** Runs `fanOut` with the book's members, after the current work (the ack) is done. */
-  const withMembers = (bookId: number, fanOut: (userIds: number[]) => void) => {
-    setImmediate(() => {
+  /** Runs `fanOut` with the book's members, once the origin frame's ack has left. */
+  const withMembers = (
+    bookId: number,
+    fanOut: (userIds: number[]) => void,
+    origin: string | null = null
+  ) => {
+    hub.afterOrigin(origin, () => {
       const run = (userIds: readonly number[]) => {
         try {
           fanOut(userIds as number[])
@@ -169,10 +174,14 @@ export default function bindBooksRealtime(hub: SocketHub) {
   const messageChanged = (book: BookRef, message: Record<string, unknown>, actorId: number) => {
     const origin = hub.originOf(actorId, sendFrameRating(message as any))
     const frame = messageFrame(book, message)
-    withMembers(book.id, (userIds) => {
-      hub.deliver({ userIds, frame, exceptConnection: origin })
-      hub.bookUpdates(userIds)
-    })
+    withMembers(
+      book.id,
+      (userIds) => {
+        hub.deliver({ userIds, frame, exceptConnection: origin })
+        hub.bookUpdates(userIds)
+      },
+      origin
+    )
   }
 
   emitter.on('books:message_created', ({ book, message, actorId }) =>
@@ -201,10 +210,14 @@ export default function bindBooksRealtime(hub: SocketHub) {
         sstamp,
         lastModified: Number(row?.last_modified ?? 0),
       })
-      withMembers(book.id, (userIds) => {
-        hub.deliver({ userIds, frame, exceptConnection: origin })
-        hub.bookUpdates(userIds)
-      })
+      withMembers(
+        book.id,
+        (userIds) => {
+          hub.deliver({ userIds, frame, exceptConnection: origin })
+          hub.bookUpdates(userIds)
+        },
+        origin
+      )
     }, failed)
   })
 
