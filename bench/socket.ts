@@ -523,5 +523,10 @@ toReceivers({ kind: 'close' })
 const exited = new Promise((done) => server.once('exit', done))
 stopServer()
 await Promise.race([exited, sleep(15_000)])
+// A server still shutting down after 15 s is not left behind.
+if (server.exitCode === null && server.signalCode === null) {
+  console.log('server did not stop within 15 s of SIGTERM: killed')
+  server.kill('SIGKILL')
+}
 console.log('\nFigures:\n' + figures.map((line) => `  ${line}`).join('\n'))
 process.exit(0)
