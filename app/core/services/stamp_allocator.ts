@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Database } from '@adonisjs/lucid/database'
 import type { RedisConnection } from '@adonisjs/redis'
 
@@ -132,6 +133,26 @@ while true do
 end
 `
 
+/** A Lua script run by its SHA-1 (EVALSHA): its text is sent only when Redis does not know it yet. */
+class RedisScript {
+  private sha: string
+  constructor(private source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex')
+  }
+
+  async run(redis: RedisConnection, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args)
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error
+      return redis.eval(this.source, keys.length, ...keys, ...args)
+    }
+  }
+}
+
+const acquireScript = new RedisScript(ACQUIRE_SCRIPT)
+const watermarkScript = new RedisScript(WATERMARK_SCRIPT)
+
 /**
  * Several instances: the sequence is a Redis counter and the in-flight set a
  * sorted set, both updated atomically by Lua scripts. Members carry a lease
@@ -162,13 +183,10 @@ export class RedisStampAllocator implements StampAllocator {
   async acquire() {
     await this.init()
     const floor = Math.max(this.floor, clockFloor())
-    const member = (await this.redis.eval(
-      ACQUIRE_SCRIPT,
-      2,
-      this.keys.counter,
-      this.keys.inFlight,
-      String(floor),
-      String(Date.now() + IN_FLIGHT_LEASE_MS)
+    const member = (await acquireScript.run(
+      this.redis,
+      [this.keys.counter, this.keys.inFlight],
+      [String(floor), String(Date.now() + IN_FLIGHT_LEASE_MS)]
     )) as string
     const stamp = Number(member.slice(0, member.indexOf(':')))
     this.members.set(stamp, member)
@@ -190,12 +208,10 @@ export class RedisStampAllocator implements StampAllocator {
 
   async watermark() {
     await this.init()
-    const value = (await this.redis.eval(
-      WATERMARK_SCRIPT,
-      2,
-      this.keys.counter,
-      this.keys.inFlight,
-      String(Date.now())
+    const value = (await watermarkScript.run(
+      this.redis,
+      [this.keys.counter, this.keys.inFlight],
+      [String(Date.now())]
     )) as string
     return Math.max(Number(value), 0)
   }

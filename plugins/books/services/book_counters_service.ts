@@ -2,6 +2,7 @@ import app from '@adonisjs/core/services/app'
 import type { Logger } from '@adonisjs/core/logger'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { StampService } from '#core/services/stamp_service'
+import { trxQuery } from '#core/native_sql'
 import { TABLES } from '../models/rows.js'
 
 /**
@@ -80,49 +81,43 @@ export class BookCountersService {
       const from = Number(book.counted_until)
       if (until <= from) return
 
-      const counted = await trx
-        .from(TABLES.messages)
-        .where('book_id', bookId)
-        .where('cstamp', '>', from)
-        .where('cstamp', '<=', until)
-        .where('del', false)
-        .select('smid', 'creator_id')
-      if (counted.length > 0) await this.addUnread(trx, bookId, counted)
+      const [{ total }] = await trxQuery(
+        trx,
+        `SELECT COUNT(*) AS total FROM ${TABLES.messages}
+         WHERE book_id = ? AND cstamp > ? AND cstamp <= ? AND del = ?`,
+        [bookId, from, until, false]
+      )
+      const counted = Number(total)
+      if (counted > 0) await this.addUnread(trx, bookId, from, until)
       await trx
         .from(TABLES.books)
         .where('id', bookId)
         .update({
-          nb_msgs: trx.knexRawQuery('nb_msgs + ?', [counted.length]),
+          nb_msgs: trx.knexRawQuery('nb_msgs + ?', [counted]),
           counted_until: until,
         })
     })
   }
 
+  /**
+   * Each accepted member's not-read count grows by the new messages of others
+   * past its last read one: one statement for the whole book (a book of 1,000
+   * members took 1,000 updates, holding the book row meanwhile).
+   */
   private async addUnread(
     trx: TransactionClientContract,
     bookId: number,
-    messages: { smid: number; creator_id: number }[]
+    from: number,
+    until: number
   ) {
-    const members = await trx
-      .from(TABLES.members)
-      .where('book_id', bookId)
-      .where('invite', 'accepted')
-      .where('del', false)
-      .forUpdate()
-      .select('id', 'user_id', 'last_msg_read')
-    for (const member of members) {
-      const lastRead = Number(member.last_msg_read)
-      const userId = Number(member.user_id)
-      let unread = 0
-      for (const message of messages) {
-        if (Number(message.smid) > lastRead && Number(message.creator_id) !== userId) unread++
-      }
-      if (unread > 0) {
-        await trx
-          .from(TABLES.members)
-          .where('id', member.id)
-          .update({ nb_not_read: trx.knexRawQuery('nb_not_read + ?', [unread]) })
-      }
-    }
+    await trxQuery(
+      trx,
+      `UPDATE ${TABLES.members} SET nb_not_read = nb_not_read + (
+         SELECT COUNT(*) FROM ${TABLES.messages} m
+         WHERE m.book_id = ${TABLES.members}.book_id AND m.cstamp > ? AND m.cstamp <= ? AND m.del = ?
+           AND m.smid > ${TABLES.members}.last_msg_read AND m.creator_id <> ${TABLES.members}.user_id)
+       WHERE book_id = ? AND invite = 'accepted' AND del = ?`,
+      [from, until, false, bookId, false]
+    )
   }
 }
