@@ -102,7 +102,9 @@ export class BookCountersService {
   /**
    * Each accepted member's not-read count grows by the new messages of others
    * past its last read one: one statement for the whole book (a book of 1,000
-   * members took 1,000 updates, holding the book row meanwhile).
+   * members took 1,000 updates, holding the book row meanwhile). The book id
+   * is bound, not correlated: the count must range over (book_id, cstamp), the
+   * new messages only (correlated, MariaDB walked the book by smid).
    */
   private async addUnread(
     trx: TransactionClientContract,
@@ -114,10 +116,10 @@ export class BookCountersService {
       trx,
       `UPDATE ${TABLES.members} SET nb_not_read = nb_not_read + (
          SELECT COUNT(*) FROM ${TABLES.messages} m
-         WHERE m.book_id = ${TABLES.members}.book_id AND m.cstamp > ? AND m.cstamp <= ? AND m.del = ?
+         WHERE m.book_id = ? AND m.cstamp > ? AND m.cstamp <= ? AND m.del = ?
            AND m.smid > ${TABLES.members}.last_msg_read AND m.creator_id <> ${TABLES.members}.user_id)
        WHERE book_id = ? AND invite = 'accepted' AND del = ?`,
-      [from, until, false, bookId, false]
+      [bookId, from, until, false, bookId, false]
     )
   }
 }
