@@ -171,17 +171,24 @@ export default function bindBooksRealtime(hub: SocketHub) {
     })
   }
 
-  const messageChanged = (book: BookRef, message: Record<string, unknown>, actorId: number) => {
-    const origin = hub.originOf(actorId, sendFrameRating(message as any))
-    const frame = messageFrame(book, message)
+  /** A message frame to the book's members (the sending connection excepted), then their type 8. */
+  const deliverToBook = (
+    bookId: number,
+    frame: Parameters<typeof hub.deliver>[0]['frame'],
+    origin: ReturnType<typeof hub.originOf>
+  ) =>
     withMembers(
-      book.id,
+      bookId,
       (userIds) => {
         hub.deliver({ userIds, frame, exceptConnection: origin })
         hub.bookUpdates(userIds)
       },
       origin
     )
+
+  const messageChanged = (book: BookRef, message: Record<string, unknown>, actorId: number) => {
+    const origin = hub.originOf(actorId, sendFrameRating(message as any))
+    deliverToBook(book.id, messageFrame(book, message), origin)
   }
 
   emitter.on('books:message_created', ({ book, message, actorId }) =>
@@ -210,14 +217,7 @@ export default function bindBooksRealtime(hub: SocketHub) {
         sstamp,
         lastModified: Number(row?.last_modified ?? 0),
       })
-      withMembers(
-        book.id,
-        (userIds) => {
-          hub.deliver({ userIds, frame, exceptConnection: origin })
-          hub.bookUpdates(userIds)
-        },
-        origin
-      )
+      deliverToBook(book.id, frame, origin)
     }, failed)
   })
 
