@@ -63,6 +63,26 @@ export async function trxQuery(
 }
 
 /**
+ * Runs a write statement in `client`: the transaction's connection, or, when
+ * `client` is no transaction, a pooled write connection where the statement
+ * commits on its own (StampService.writeStatement).
+ */
+export async function writeQuery(
+  client: QueryClientContract,
+  sql: string,
+  bindings: unknown[] = []
+): Promise<any> {
+  if (client.isTransaction) return trxQuery(client as TransactionClientContract, sql, bindings)
+  const knex: any = client.getWriteClient()
+  const connection = await knex.client.acquireConnection()
+  try {
+    return await run(connection, sql, bindings)
+  } finally {
+    await knex.client.releaseConnection(connection)
+  }
+}
+
+/**
  * SQLite reads outside transactions use a connection of their own. knex gives
  * SQLite a pool of one connection, so a read would otherwise wait for every
  * write transaction in progress (and pay the pool's bookkeeping); in WAL mode

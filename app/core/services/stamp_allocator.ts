@@ -164,6 +164,8 @@ export class RedisStampAllocator implements StampAllocator {
   private ready: Promise<void> | null = null
   /** stamp -> sorted-set member, to release exactly what was added. */
   private members = new Map<number, string>()
+  /** ZREMs of released stamps that Redis has not answered yet. */
+  private releasing = new Set<Promise<void>>()
 
   constructor(
     db: Database,
@@ -199,15 +201,32 @@ export class RedisStampAllocator implements StampAllocator {
     return stamp
   }
 
+  /**
+   * The write's answer does not wait for the ZREM (a round trip, about a tenth
+   * of a one-cell write): until Redis has it, the stamp only holds watermarks
+   * back, so a client may re-read a change it has, never miss one. This
+   * instance's own watermark waits for its ZREMs in flight, so a client that
+   * reads after its write was answered is given a stamp at or above it. A ZREM
+   * that fails leaves the member to expire with its lease.
+   */
   async release(stamp: number) {
     const member = this.members.get(stamp)
     if (!member) return
     this.members.delete(stamp)
-    await this.redis.zrem(this.keys.inFlight, member)
+    const pending: Promise<void> = this.redis.zrem(this.keys.inFlight, member).then(
+      () => {
+        this.releasing.delete(pending)
+      },
+      () => {
+        this.releasing.delete(pending)
+      }
+    )
+    this.releasing.add(pending)
   }
 
   async watermark() {
     await this.init()
+    if (this.releasing.size) await Promise.all(this.releasing)
     const value = (await watermarkScript.run(
       this.redis,
       [this.keys.counter, this.keys.inFlight],

@@ -1,6 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import emitter from '@adonisjs/core/services/emitter'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/rpc/base_operation'
 import { RpcError, rpcError } from '#core/rpc/errors'
 import stamps from '#core/services/stamps'
@@ -23,7 +23,7 @@ import {
 import { evaluate, parseFormula, type FormulaNode } from './formula.js'
 import { metaService, type CategoryMeta } from './meta_service.js'
 import { commentsService } from './comments_service.js'
-import { quoteId, trxQuery } from '#core/native_sql'
+import { quoteId, readQuery, trxQuery, writeQuery } from '#core/native_sql'
 import { categoryOfRowId } from './schema_service.js'
 import { tableAccess, type TableScope } from './table_access.js'
 import type { RowsChanged } from '../events.js'
@@ -270,10 +270,16 @@ export class RowsService {
   private async runCellBatch(batch: CellWrite[]) {
     const outcomes = new Map<CellWrite, CellOutcome>()
     try {
-      await stamps.write(async ({ trx, stamp, afterCommit }) => {
-        outcomes.clear() // a retried transaction starts over
-        await this.applyCells(trx, stamp, afterCommit, batch, outcomes)
-      })
+      if (this.isOneStatement(batch))
+        await stamps.writeStatement(async ({ client, stamp, afterCommit }) => {
+          outcomes.clear() // a retried statement starts over
+          await this.applyCells(client, stamp, afterCommit, batch, outcomes)
+        })
+      else
+        await stamps.write(async ({ trx, stamp, afterCommit }) => {
+          outcomes.clear() // a retried transaction starts over
+          await this.applyCells(trx, stamp, afterCommit, batch, outcomes)
+        })
     } catch (error) {
       if (batch.length > 1 && !(error instanceof RpcError)) {
         // One write's value was refused by the database (the batch rolled back): each alone.
@@ -292,12 +298,28 @@ export class RowsService {
   }
 
   /**
+   * A batch of distinct rows of one table without formulas is written by one
+   * UPDATE (applyRound) and needs no transaction around it. With formulas the
+   * rows are read before they are written; that pair needs one.
+   */
+  private isOneStatement(batch: CellWrite[]) {
+    const category = batch[0].category
+    if (category.fields.some((field) => field.type === 'formula' && field.column)) return false
+    const rows = new Set<number>()
+    for (const job of batch) {
+      if (job.category !== category || rows.has(job.rowId)) return false
+      rows.add(job.rowId)
+    }
+    return true
+  }
+
+  /**
    * The writes of a batch transaction: per table, one UPDATE of every row
    * written (`CASE id WHEN … THEN …` per column when several rows are), in
    * rounds so that a row written twice gets its writes in arrival order.
    */
   private async applyCells(
-    trx: TransactionClientContract,
+    client: QueryClientContract,
     stamp: number,
     afterCommit: (callback: () => unknown) => void,
     batch: CellWrite[],
@@ -324,7 +346,7 @@ export class RowsService {
             round.push(job)
           }
         }
-        await this.applyRound(trx, stamp, at, category, round, outcomes)
+        await this.applyRound(client, stamp, at, category, round, outcomes)
         pending = later
       }
     }
@@ -356,7 +378,7 @@ export class RowsService {
     }
     for (const { category, jobs } of dependents.values())
       await this.scheduleDependents(
-        trx,
+        client,
         category,
         [...new Set(jobs.map((job) => job.rowId))],
         new Set([jobs[0].field.column!]),
@@ -367,7 +389,7 @@ export class RowsService {
 
   /** One UPDATE for writes of distinct rows of one table; sets each write's outcome. */
   private async applyRound(
-    trx: TransactionClientContract,
+    client: QueryClientContract,
     stamp: number,
     at: string,
     category: CategoryMeta,
@@ -375,7 +397,7 @@ export class RowsService {
     outcomes: Map<CellWrite, CellOutcome>
   ) {
     const table = quoteId(rowTableName(category.id))
-    const mysql = trx.dialect.name === 'mysql'
+    const mysql = client.dialect.name === 'mysql'
     const marks = (count: number) => Array.from({ length: count }, () => '?').join(', ')
     const notFound = (job: CellWrite) =>
       outcomes.set(job, { error: rpcError('NOT_FOUND', `Row ${job.rowId} not found`) })
@@ -386,10 +408,10 @@ export class RowsService {
       // Formulas are computed from the whole row: read the rows (and the metadata version) first.
       let rows: Row[]
       try {
-        rows = await trxQuery(
-          trx,
+        rows = await readQuery(
           `SELECT t.*, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(round.length)})`,
-          [category.id, ...round.map((job) => job.rowId)]
+          [category.id, ...round.map((job) => job.rowId)],
+          client
         )
       } catch (error) {
         if (isTransientDbError(error)) throw error
@@ -458,17 +480,19 @@ export class RowsService {
     if (!formulas.length) bindings.push(category.id, category.metaVersion)
     let result: any
     try {
-      result = await trxQuery(
-        trx,
+      result = await writeQuery(
+        client,
         `UPDATE ${table} SET ${sets.join(', ')} WHERE id IN (${marks(live.length)})${guard}`,
         bindings
       )
     } catch (error) {
       if (isTransientDbError(error) || formulas.length) throw error
       // The table may have been dropped by another instance: the general path decides.
-      const exists = await trxQuery(trx, 'SELECT meta_version FROM table_categories WHERE id = ?', [
-        category.id,
-      ]).then((rows: Row[]) => Number(rows[0]?.meta_version) === category.metaVersion)
+      const exists = await writeQuery(
+        client,
+        'SELECT meta_version FROM table_categories WHERE id = ?',
+        [category.id]
+      ).then((rows: Row[]) => Number(rows[0]?.meta_version) === category.metaVersion)
       if (exists) throw error
       for (const job of live) outcomes.set(job, STALE)
       return
@@ -479,8 +503,8 @@ export class RowsService {
       return
     }
     // Fewer rows written: a missing row (refused alone) or, without formulas, a structure change.
-    const present = await trxQuery(
-      trx,
+    const present = await writeQuery(
+      client,
       `SELECT t.id, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(live.length)})${mysql ? ' FOR UPDATE' : ''}`,
       [category.id, ...live.map((job) => job.rowId)]
     )
@@ -1069,7 +1093,7 @@ export class RowsService {
    * from metadata (no row query) whether a job is needed.
    */
   async scheduleDependents(
-    trx: TransactionClientContract,
+    client: QueryClientContract,
     category: CategoryMeta,
     rowIds: number[],
     changedColumns: Set<string>,
@@ -1077,7 +1101,7 @@ export class RowsService {
     afterCommit: (callback: () => unknown) => void
   ) {
     if (rowIds.length === 0) return
-    const dependents = await this.dependents(category, trx)
+    const dependents = await this.dependents(category, client)
     const watched = dependents.some(({ source, link }) => {
       const columns = this.watchedColumns(source, link, category)
       return [...changedColumns].some((column) => columns.has(column))
@@ -1185,13 +1209,13 @@ export class RowsService {
   /** Link fields (in this form) that point at `category`. */
   private async dependents(
     category: CategoryMeta,
-    trx: TransactionClientContract
+    client: QueryClientContract
   ): Promise<{ source: CategoryMeta; link: FieldDef }[]> {
     const out: { source: CategoryMeta; link: FieldDef }[] = []
-    for (const row of await metaService.formLinks(category.formId, trx)) {
+    for (const row of await metaService.formLinks(category.formId, client)) {
       if (row.target !== category.id) continue
       const found =
-        row.categoryId === category.id ? null : await metaService.category(row.categoryId, trx)
+        row.categoryId === category.id ? null : await metaService.category(row.categoryId, client)
       const source = row.categoryId === category.id ? category : found?.category
       const link = source?.fields.find((field) => field.id === row.id)
       if (source && link) out.push({ source, link })

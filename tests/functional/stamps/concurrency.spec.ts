@@ -99,6 +99,32 @@ test.group('stamps: a syncing client never misses a late commit', (group) => {
     assert.closeTo(current / 10_000, Date.now() / 1000, 3600)
   })
 
+  test('writeStatement: a single statement is stamped and its callbacks run after it', async ({
+    assert,
+  }) => {
+    const order: string[] = []
+    const stamp = await stamps.writeStatement(async ({ client, stamp: taken, afterCommit }) => {
+      assert.isFalse(client.isTransaction)
+      await client.table(TABLE).insert({ sstamp: taken, writer: 7 })
+      afterCommit(() => order.push('after'))
+      order.push('work')
+      return taken
+    })
+    assert.deepEqual(order, ['work', 'after'])
+    const row = await db.from(TABLE).where('writer', 7).firstOrFail()
+    assert.equal(Number(row.sstamp), stamp)
+    assert.isAtLeast(await stamps.watermark(), stamp)
+  })
+
+  test('Redis allocator: the watermark read right after a write covers it', async ({ assert }) => {
+    const { default: redis } = await import('@adonisjs/redis/services/main')
+    const instance = new StampService(db, new RedisStampAllocator(db, redis.connection()), logger)
+    for (let round = 0; round < 20; round++) {
+      const stamp = await instance.write(async ({ stamp: taken }) => taken)
+      assert.isAtLeast(await instance.watermark(), stamp)
+    }
+  }).skip(!(hasRedis() && onMysql()), 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)')
+
   test('two instances sharing Redis and MariaDB: readers on one see the writes of both', async ({
     assert,
   }) => {
