@@ -73,7 +73,11 @@ export async function writeQuery(
   bindings: unknown[] = []
 ): Promise<any> {
   if (client.isTransaction) return trxQuery(client as TransactionClientContract, sql, bindings)
-  const knex: any = client.getWriteClient()
+  return runPooled(client.getWriteClient(), sql, bindings)
+}
+
+/** Runs a statement on a connection borrowed from a knex pool for just that statement. */
+async function runPooled(knex: any, sql: string, bindings: unknown[]): Promise<any> {
   const connection = await knex.client.acquireConnection()
   try {
     return await run(connection, sql, bindings)
@@ -125,12 +129,7 @@ export async function readQuery(
     return trxQuery(client as TransactionClientContract, sql, bindings)
   const knex: any = db.connection().getReadClient()
   if (!isMysql()) return run(sqliteReaderFor(knex).connection, sql, bindings)
-  const connection = await knex.client.acquireConnection()
-  try {
-    return await run(connection, sql, bindings)
-  } finally {
-    await knex.client.releaseConnection(connection)
-  }
+  return runPooled(knex, sql, bindings)
 }
 
 /**

@@ -213,14 +213,12 @@ export class RedisStampAllocator implements StampAllocator {
     const member = this.members.get(stamp)
     if (!member) return
     this.members.delete(stamp)
-    const pending: Promise<void> = this.redis.zrem(this.keys.inFlight, member).then(
-      () => {
-        this.releasing.delete(pending)
-      },
-      () => {
-        this.releasing.delete(pending)
-      }
-    )
+    const settled = () => {
+      this.releasing.delete(pending)
+    }
+    const pending: Promise<void> = this.redis
+      .zrem(this.keys.inFlight, member)
+      .then(settled, settled)
     this.releasing.add(pending)
   }
 

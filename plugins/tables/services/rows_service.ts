@@ -314,7 +314,7 @@ export class RowsService {
   }
 
   /**
-   * The writes of a batch transaction: per table, one UPDATE of every row
+   * The writes of a batch (a transaction, or one statement: isOneStatement): per table, one UPDATE of every row
    * written (`CASE id WHEN … THEN …` per column when several rows are), in
    * rounds so that a row written twice gets its writes in arrival order.
    */
