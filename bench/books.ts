@@ -62,7 +62,8 @@ await app.init()
 await app.boot()
 
 const { default: db } = await import('@adonisjs/lucid/services/db')
-const { default: users } = await import('#core/services/users')
+const { UserService } = await import('#core/services/user_service')
+const users = await app.container.make(UserService)
 const dialect = db.connection().dialect.name
 // SQLite inserts many rows as one compound SELECT, limited to 500 terms.
 const BATCH = dialect === 'mysql' ? 2000 : 400
@@ -216,9 +217,14 @@ const bounds = await db
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 const serviceFigures = await (async () => {
-  const { default: bookAccess } = await import('#plugins/books/services/book_access')
-  const { default: messages } = await import('#plugins/books/services/messages')
-  const { default: books } = await import('#plugins/books/services/books')
+  const { BookAccessService } = await import('#plugins/books/services/book_access_service')
+  const { MessageService } = await import('#plugins/books/services/message_service')
+  const { MessageQueries } = await import('#plugins/books/services/message_queries')
+  const { BookService } = await import('#plugins/books/services/book_service')
+  const bookAccess = await app.container.make(BookAccessService)
+  const messages = await app.container.make(MessageService)
+  const queries = await app.container.make(MessageQueries)
+  const books = await app.container.make(BookService)
   const { default: User } = await import('#models/user')
   const { NO_RESTRICTIONS } = await import('#models/api_session')
   const benchUser = await User.findByOrFail('code', 'benchuser')
@@ -241,7 +247,7 @@ const serviceFigures = await (async () => {
     return { p50: percentile(samples, 50), p99: percentile(samples, 99) }
   }
   const page = await sample(async () =>
-    messages.list(await bookAccess.resolveFor(actor, 'benchuser', 'big', 'read'), {})
+    queries.list(await bookAccess.resolveFor(actor, 'benchuser', 'big', 'read'), {})
   )
   const listing = await sample(() => books.listFor(actor, {}), 50)
   const total = 2000

@@ -202,12 +202,14 @@ await app.init()
 await app.boot()
 
 const { default: db } = await import('@adonisjs/lucid/services/db')
-const { default: users } = await import('#core/services/users')
+const { UserService } = await import('#core/services/user_service')
+const users = await app.container.make(UserService)
 const { generateKey, hashKey } = await import('#core/auth/keys')
 const { dbTimestamp } = await import('#core/db_time')
 const { NO_RESTRICTIONS } = await import('#models/api_session')
 const { default: User } = await import('#models/user')
-const bookService = await app.container.make('books.books')
+const { BookService } = await import('#plugins/books/services/book_service')
+const bookService = await app.container.make(BookService)
 
 const dialect = db.connection().dialect.name
 console.log(

@@ -46,16 +46,25 @@ await app.init()
 await app.boot()
 
 const { default: db } = await import('@adonisjs/lucid/services/db')
-const { default: users } = await import('#core/services/users')
-const { default: stamps } = await import('#core/services/stamps')
+const { UserService } = await import('#core/services/user_service')
+const { StampService } = await import('#core/services/stamp_service')
+const users = await app.container.make(UserService)
+const stamps = await app.container.make(StampService)
 const { NO_RESTRICTIONS } = await import('#models/api_session')
-const { structureService } = await import('#plugins/tables/services/structure_service')
-const { rowsService } = await import('#plugins/tables/services/rows_service')
-const { valuesService } = await import('#plugins/tables/services/values_service')
-const { tableAccess } = await import('#plugins/tables/services/table_access')
-const { metaService } = await import('#plugins/tables/services/meta_service')
+const { StructureService } = await import('#plugins/tables/services/structure_service')
+const { RowsService } = await import('#plugins/tables/services/rows_service')
+const { RowWriter } = await import('#plugins/tables/services/row_writer')
+const { ValuesService } = await import('#plugins/tables/services/values_service')
+const { TableAccess } = await import('#plugins/tables/services/table_access')
+const { MetaService } = await import('#plugins/tables/services/meta_service')
+const structureService = await app.container.make(StructureService)
+const rowsService = await app.container.make(RowsService)
+const rowWriter = await app.container.make(RowWriter)
+const valuesService = await app.container.make(ValuesService)
+const tableAccess = await app.container.make(TableAccess)
+const metaService = await app.container.make(MetaService)
 const { rowTableName, sideTableName, formatDateTime } =
-  await import('#plugins/tables/services/field_types')
+  await import('#plugins/tables/lib/field_types')
 const { DateTime } = await import('luxon')
 
 const dialect = db.connection().dialect.name
@@ -165,7 +174,7 @@ async function seed() {
   const ordOf = (table: string, index: number) =>
     nextIds.has(table) ? nextIds.get(table)! + index : 0
   const insertRows = async (trx: any, table: string, rows: Record<string, unknown>[]) => {
-    const ids = await rowsService.insertBatch(trx, table, rows)
+    const ids = await rowWriter.insertBatch(trx, table, rows)
     if (ids[0] !== nextIds.get(table))
       await trx.rawQuery('UPDATE ?? SET ord = id WHERE id >= ? AND id <= ?', [
         table,
@@ -243,7 +252,7 @@ async function seed() {
           }
         })
         const ids = await insertRows(trx, rowTableName(cid), rows)
-        await rowsService.insertPlain(
+        await rowWriter.insertPlain(
           trx,
           sideTableName(cid, F.company),
           ids.map((id, i) => ({ row_id: id, value: companyIds[links[i]], pos: 0 }))
@@ -342,16 +351,16 @@ async function timeit(
 const scope = () => tableAccess.forCategory(actor, cid, 'read')
 if (only('reads')) {
   await timeit('100-row page (offset 0..9,900)', '<= 10 ms', 50, async (i) =>
-    valuesService.tableValues(actor, await scope(), { offset: (i % 100) * 100, maxRows: 100 })
+    valuesService.page(actor, await scope(), { offset: (i % 100) * 100, maxRows: 100 })
   )
   await timeit('100-row page, saved view equality filter', '<= 10 ms', 50, async () =>
-    valuesService.tableValues(actor, await scope(), {
+    valuesService.page(actor, await scope(), {
       maxRows: 100,
       filterRowIds: { applyViewFilters: String(viewId) },
     })
   )
   await timeit('100-row page, text contains filter', '<= 150 ms', 20, async (i) =>
-    valuesService.tableValues(actor, await scope(), {
+    valuesService.page(actor, await scope(), {
       maxRows: 100,
       filterRowIds: {
         applyViewFilters: {
@@ -370,7 +379,7 @@ if (only('reads')) {
     })
   )
   await timeit('100-row page, link + lookup columns only', '<= 15 ms', 50, async (i) =>
-    valuesService.tableValues(actor, await scope(), {
+    valuesService.page(actor, await scope(), {
       offset: (i % 100) * 100,
       maxRows: 100,
       fieldIds: [F.name, F.company, F.companySize],

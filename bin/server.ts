@@ -3,6 +3,7 @@
 */
 import 'reflect-metadata'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
+import { createQuireServer } from '#core/http/node_server'
 
 const APP_ROOT = new URL('../', import.meta.url)
 
@@ -22,7 +23,7 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
     app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
   })
   .httpServer()
-  .start()
+  .start(createQuireServer)
   .catch((error) => {
     process.exitCode = 1
     prettyPrintError(error)

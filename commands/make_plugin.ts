@@ -6,7 +6,7 @@ import { scaffoldPlugin } from '#core/scaffold/plugin_scaffold'
 export default class MakePlugin extends BaseCommand {
   static commandName = 'make:plugin'
   static description =
-    'Scaffold a plugin (manifest, one operation, one migration, one test) and enable it'
+    'Scaffold a plugin (manifest, provider, service, one operation, one migration, one test) and enable it'
   static options: CommandOptions = { startApp: false }
 
   @args.string({ description: 'Plugin id (folder name under plugins/), e.g. polls' })

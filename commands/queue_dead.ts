@@ -1,5 +1,6 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { QueueService } from '#core/services/queue_service'
 
 /**
  * The dead-letter list: jobs that failed every attempt. Lists them (newest
@@ -32,7 +33,7 @@ export default class QueueDead extends BaseCommand {
       this.exitCode = 1
       return
     }
-    const queue = await this.app.container.make('quire.queue')
+    const queue = await this.app.container.make(QueueService)
     const limit = this.limit ?? 50
 
     if (this.purge) {

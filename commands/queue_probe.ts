@@ -1,5 +1,6 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { QueueService } from '#core/services/queue_service'
 
 /** Proves that some worker takes jobs: dispatches `core.probe` and waits for it. */
 export default class QueueProbe extends BaseCommand {
@@ -11,7 +12,7 @@ export default class QueueProbe extends BaseCommand {
   declare timeout?: number
 
   async run() {
-    const queue = await this.app.container.make('quire.queue')
+    const queue = await this.app.container.make(QueueService)
     const { id } = await queue.dispatch('core.probe', {}, { attempts: 1 })
     const deadline = Date.now() + (this.timeout ?? 30) * 1000
     while (Date.now() < deadline) {

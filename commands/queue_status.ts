@@ -1,5 +1,6 @@
 import { BaseCommand } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { QueueService } from '#core/services/queue_service'
 
 /** Counts of jobs per state, for operators. */
 export default class QueueStatus extends BaseCommand {
@@ -15,7 +16,7 @@ export default class QueueStatus extends BaseCommand {
       )
       return
     }
-    const queue = await this.app.container.make('quire.queue')
+    const queue = await this.app.container.make(QueueService)
     const counts = await queue.counts()
     const table = this.ui.table().head(['state', 'jobs'])
     for (const [state, count] of Object.entries(counts)) table.row([state, String(count)])

@@ -1,5 +1,6 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { QueueService } from '#core/services/queue_service'
 
 /**
  * Runs job workers as a separate process, next to (or instead of) the web
@@ -45,7 +46,7 @@ export default class QueueWork extends BaseCommand {
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
 
-    const queue = await this.app.container.make('quire.queue')
+    const queue = await this.app.container.make(QueueService)
     const concurrency = this.concurrency ?? config.concurrency
     await queue.startWorker(concurrency)
     this.logger.info(

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { BaseCommand } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { PluginRegistry } from '#core/plugins/plugin_registry'
 
 interface DemoAdmin {
   code: string
@@ -30,7 +31,8 @@ export default class QuireSetup extends BaseCommand {
     }
 
     const { dataDir } = await import('#config/quire')
-    const { default: users } = await import('#core/services/users')
+    const { UserService } = await import('#core/services/user_service')
+    const users = await this.app.container.make(UserService)
     const { default: User } = await import('#models/user')
     const credentialsFile = join(dataDir, 'demo-admin.json')
 
@@ -66,7 +68,7 @@ export default class QuireSetup extends BaseCommand {
   }
 
   private async seedDemoData(adminId: number) {
-    const registry = await this.app.container.make('quire.plugins')
+    const registry = await this.app.container.make(PluginRegistry)
     for (const plugin of registry.plugins) {
       if (!plugin.demo) continue
       const { default: seed } = await plugin.demo()

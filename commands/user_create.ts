@@ -34,7 +34,8 @@ export default class UserCreate extends BaseCommand {
       this.exitCode = 1
       return
     }
-    const { default: users } = await import('#core/services/users')
+    const { UserService } = await import('#core/services/user_service')
+    const users = await this.app.container.make(UserService)
     try {
       const user = await users.create({
         code: this.code,

@@ -14,7 +14,8 @@ export default class UserDelegate extends BaseCommand {
   declare delegate: string
 
   async run() {
-    const { default: users } = await import('#core/services/users')
+    const { UserService } = await import('#core/services/user_service')
+    const users = await this.app.container.make(UserService)
     const user = await users.findByLogin(this.user)
     const delegate = await users.findByLogin(this.delegate)
     if (!user || !delegate) {

@@ -32,11 +32,22 @@ const quireConfig = {
   /** Envelope label: createdVNB = `${envLabel}-${apiVersion}`. */
   envLabel: env.get('QUIRE_ENV', 'live'),
   apiVersion: env.get('QUIRE_API_VERSION', '6.49q/6.49'),
+  /**
+   * The environment prefixes of the request API (`/live/api.php`, `/dev/api.php`):
+   * clients are configured for one environment or another, and all reach this server.
+   */
+  urlPrefixes: env
+    .get('QUIRE_URL_PREFIXES', 'live,dev')
+    .split(',')
+    .map((prefix) => prefix.trim().replace(/^\/+|\/+$/g, ''))
+    .filter((prefix) => prefix !== '')
+    .map((prefix) => `/${prefix}`),
   redisEnabled: Boolean(env.get('REDIS_HOST')),
   sessions: {
     /** Seconds a sesskey may stay unused before it expires; 0 = never. */
     idleTtl: env.get('SESSION_IDLE_TTL', 0),
   },
+  /** The one sign-in throttle (CredentialService), shared by every endpoint that checks a password. */
   login: {
     maxAttempts: env.get('LOGIN_MAX_ATTEMPTS', 10),
     maxAttemptsPerAddress: env.get('LOGIN_MAX_ATTEMPTS_PER_ADDRESS', 100),

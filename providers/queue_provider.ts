@@ -1,12 +1,7 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { Logger } from '@adonisjs/core/logger'
-import type { QueueService } from '#core/services/queue_service'
-
-declare module '@adonisjs/core/types' {
-  interface ContainerBindings {
-    'quire.queue': QueueService
-  }
-}
+import { QueueService } from '#core/services/queue_service'
+import { PluginRegistry } from '#core/plugins/plugin_registry'
 
 /**
  * The job queue: BullMQ on Redis when configured, in-process otherwise. The
@@ -20,16 +15,15 @@ export default class QueueProvider {
   constructor(protected app: ApplicationService) {}
 
   register() {
-    this.app.container.singleton('quire.queue', async (resolver) => {
+    this.app.container.singleton(QueueService, async (resolver) => {
       this.resolved = true
-      const { QueueService } = await import('#core/services/queue_service')
       const { default: config } = await import('#config/queue')
       const logger = await resolver.make('logger')
       const driver = await this.makeDriver(config, logger)
       return new QueueService(
         driver,
         async () => {
-          const registry = await resolver.make('quire.plugins')
+          const registry = await resolver.make(PluginRegistry)
           return registry.jobs
         },
         config,
@@ -44,7 +38,7 @@ export default class QueueProvider {
     const serving = ['web', 'test'].includes(this.app.getEnvironment())
     // The in-process queue has no other worker: its jobs run wherever they are dispatched.
     if (inProcess || (serving && config.inlineWorker)) {
-      const queue = await this.app.container.make('quire.queue')
+      const queue = await this.app.container.make(QueueService)
       // Not awaited: an unreachable Redis must not hold up the HTTP server; BullMQ keeps reconnecting.
       queue.startWorker().catch(async (error) => {
         const logger = await this.app.container.make('logger')
@@ -60,7 +54,7 @@ export default class QueueProvider {
   async boot() {
     this.app.terminating(async () => {
       if (!this.resolved) return
-      const queue = await this.app.container.make('quire.queue')
+      const queue = await this.app.container.make(QueueService)
       await queue.shutdown()
     })
   }

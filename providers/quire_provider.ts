@@ -1,35 +1,32 @@
 import type { ApplicationService } from '@adonisjs/core/types'
-import type { StampService } from '#core/services/stamp_service'
-import type { UserService } from '#core/services/user_service'
-import type { AccessService } from '#core/services/access_service'
-import type { Dispatcher } from '#core/rpc/dispatcher'
-
-declare module '@adonisjs/core/types' {
-  interface ContainerBindings {
-    'quire.stamps': StampService
-    'quire.users': UserService
-    'quire.access': AccessService
-    'quire.dispatcher': Dispatcher
-  }
-}
+import { StampService } from '#core/services/stamp_service'
+import { UserService } from '#core/services/user_service'
+import { AccessService } from '#core/services/access_service'
+import { CredentialService } from '#core/services/credential_service'
+import { Dispatcher } from '#core/rpc/dispatcher'
+import { PluginRegistry } from '#core/plugins/plugin_registry'
 
 /**
- * The kernel's services, as container singletons. Each register step is
- * small and imports lazily; the plugin registry comes from PluginsProvider.
+ * The kernel's services, as container singletons bound by class: operations,
+ * handlers and other services receive them with `@inject()`. Each register
+ * step is small; the plugin registry comes from PluginsProvider.
  */
 export default class QuireProvider {
+  /** Set once something asked for stamps: shutdown then has a heartbeat to stop. */
+  private stamps: StampService | null = null
+
   constructor(protected app: ApplicationService) {}
 
   register() {
     this.registerStamps()
     this.registerUsers()
+    this.registerCredentials()
     this.registerAccess()
     this.registerDispatcher()
   }
 
   private registerStamps() {
-    this.app.container.singleton('quire.stamps', async (resolver) => {
-      const { StampService } = await import('#core/services/stamp_service')
+    this.app.container.singleton(StampService, async (resolver) => {
       const { MemoryStampAllocator, RedisStampAllocator } =
         await import('#core/services/stamp_allocator')
       const { default: quireConfig } = await import('#config/quire')
@@ -39,30 +36,43 @@ export default class QuireProvider {
       const allocator = redis
         ? new RedisStampAllocator(db, redis.connection())
         : new MemoryStampAllocator(db)
-      return new StampService(db, allocator, logger)
+      this.stamps = new StampService(db, allocator, logger)
+      return this.stamps
     })
   }
 
+  async shutdown() {
+    await this.stamps?.close()
+  }
+
   private registerUsers() {
-    this.app.container.singleton('quire.users', async (resolver) => {
-      const { UserService } = await import('#core/services/user_service')
-      return new UserService(await resolver.make('quire.stamps'), () =>
-        resolver.make('quire.plugins')
+    this.app.container.singleton(UserService, async (resolver) => {
+      return new UserService(await resolver.make(StampService), () => resolver.make(PluginRegistry))
+    })
+  }
+
+  /** The one login + password check (createOauthkey, the auth service, the console's sign-in). */
+  private registerCredentials() {
+    this.app.container.singleton(CredentialService, async (resolver) => {
+      const { default: quireConfig } = await import('#config/quire')
+      return new CredentialService(
+        await resolver.make(UserService),
+        await resolver.make('hash'),
+        await resolver.make('limiter.manager'),
+        quireConfig.login
       )
     })
   }
 
   private registerAccess() {
-    this.app.container.singleton('quire.access', async (resolver) => {
-      const { AccessService } = await import('#core/services/access_service')
+    this.app.container.singleton(AccessService, async (resolver) => {
       const { default: quireConfig } = await import('#config/quire')
       return new AccessService(
-        await resolver.make('quire.stamps'),
-        await resolver.make('quire.users'),
-        await resolver.make('limiter.manager'),
+        await resolver.make(StampService),
+        await resolver.make(UserService),
+        await resolver.make(CredentialService),
         {
           sessionIdleTtl: quireConfig.sessions.idleTtl,
-          login: quireConfig.login,
           createUserAccount: quireConfig.createUserAccount,
         }
       )
@@ -70,14 +80,13 @@ export default class QuireProvider {
   }
 
   private registerDispatcher() {
-    this.app.container.singleton('quire.dispatcher', async (resolver) => {
-      const { Dispatcher } = await import('#core/rpc/dispatcher')
+    this.app.container.singleton(Dispatcher, async (resolver) => {
       const { default: quireConfig } = await import('#config/quire')
       return new Dispatcher(
         this.app,
-        await resolver.make('quire.plugins'),
-        await resolver.make('quire.access'),
-        await resolver.make('quire.users'),
+        await resolver.make(PluginRegistry),
+        await resolver.make(AccessService),
+        await resolver.make(UserService),
         await resolver.make('logger'),
         quireConfig
       )

@@ -1,13 +1,9 @@
 import type { ApplicationService } from '@adonisjs/core/types'
-import type { SocketServer } from '#core/socket/socket_server'
-import type { SocketHub, HubBus } from '#core/socket/hub'
-
-declare module '@adonisjs/core/types' {
-  interface ContainerBindings {
-    'quire.socket_hub': SocketHub
-    'quire.socket': SocketServer
-  }
-}
+import { SocketServer } from '#core/socket/socket_server'
+import { SocketHub, type HubBus } from '#core/socket/hub'
+import { PluginRegistry } from '#core/plugins/plugin_registry'
+import { AccessService } from '#core/services/access_service'
+import { UserService } from '#core/services/user_service'
 
 /**
  * The realtime channel (docs/socket.md): the socket hub, the WebSocket
@@ -23,28 +19,23 @@ export default class SocketProvider {
   constructor(protected app: ApplicationService) {}
 
   register() {
-    this.app.container.singleton('quire.socket_hub', async (resolver) => {
-      const { SocketHub } = await import('#core/socket/hub')
+    this.app.container.singleton(SocketHub, async (resolver) => {
       const { default: socketConfig } = await import('#config/socket')
-      const { default: db } = await import('@adonisjs/lucid/services/db')
+      const users = await resolver.make(UserService)
       this.hub = new SocketHub(await resolver.make('logger'), {
         bookUpdatesDelayMs: socketConfig.bookUpdatesDelayMs,
-        async codesOf(userIds) {
-          const rows = await db.from('users').whereIn('id', userIds).select('id', 'code')
-          return new Map(rows.map((row) => [Number(row.id), String(row.code)]))
-        },
+        codesOf: (userIds) => users.codesOf(userIds),
       })
       return this.hub
     })
-    this.app.container.singleton('quire.socket', async (resolver) => {
-      const { SocketServer } = await import('#core/socket/socket_server')
+    this.app.container.singleton(SocketServer, async (resolver) => {
       const { default: socketConfig } = await import('#config/socket')
       this.socket = new SocketServer(
         resolver,
-        await resolver.make('quire.plugins'),
-        await resolver.make('quire.access'),
-        await resolver.make('quire.users'),
-        await resolver.make('quire.socket_hub'),
+        await resolver.make(PluginRegistry),
+        await resolver.make(AccessService),
+        await resolver.make(UserService),
+        await resolver.make(SocketHub),
         await resolver.make('logger'),
         socketConfig
       )
@@ -60,12 +51,12 @@ export default class SocketProvider {
     const { default: socketConfig } = await import('#config/socket')
     if (!socketConfig.transmit) return
     const { registerTransmit } = await import('#core/socket/transmit_channels')
-    const hub = await this.app.container.make('quire.socket_hub')
+    const hub = await this.app.container.make(SocketHub)
     hub.useStream(
       registerTransmit(
         await this.app.container.make('transmit'),
-        await this.app.container.make('quire.access'),
-        await this.app.container.make('quire.users')
+        await this.app.container.make(AccessService),
+        await this.app.container.make(UserService)
       )
     )
   }
@@ -74,7 +65,7 @@ export default class SocketProvider {
     const environment = this.app.getEnvironment()
     // Console processes (queue workers, commands) publish their changes to the web instances.
     if (!this.serves && environment !== 'console') return
-    const hub = await this.app.container.make('quire.socket_hub')
+    const hub = await this.app.container.make(SocketHub)
     await this.connectBus(hub, this.serves)
     // Dropped sessions lose their sockets at once, on every instance.
     const { default: emitter } = await import('@adonisjs/core/services/emitter')
@@ -85,17 +76,19 @@ export default class SocketProvider {
     if (environment === 'web') {
       const server = await this.app.container.make('server')
       const nodeServer = server.getNodeServer()
-      const socket = await this.app.container.make('quire.socket')
+      const socket = await this.app.container.make(SocketServer)
       if (nodeServer) socket.attach(nodeServer as any)
     }
   }
 
+  /** Each plugin's realtime binding, made by the container (its services injected), bound to the hub. */
   private async bindPlugins(hub: SocketHub) {
-    const registry = await this.app.container.make('quire.plugins')
+    const registry = await this.app.container.make(PluginRegistry)
     for (const manifest of registry.plugins) {
       if (!manifest.realtime) continue
-      const { default: bind } = await manifest.realtime()
-      await bind(hub)
+      const { default: Binding } = await manifest.realtime()
+      const binding = await this.app.container.make(Binding)
+      await binding.bind(hub)
     }
   }
 

@@ -19,6 +19,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   /** Label and API level reported in every envelope as createdVNB: `<QUIRE_ENV>-<QUIRE_API_VERSION>`. */
   QUIRE_ENV: Env.schema.string.optional(),
   QUIRE_API_VERSION: Env.schema.string.optional(),
+  /** Environment path prefixes api.php and the /live routes are served under: `live,dev`. */
+  QUIRE_URL_PREFIXES: Env.schema.string.optional(),
   /** Folder holding the embedded database and other local state; created when missing. */
   DATA_DIR: Env.schema.string.optional(),
 
@@ -39,7 +41,10 @@ export default await Env.create(new URL('../', import.meta.url), {
 
   /** Session keys expire after this many seconds without use; 0 keeps them until dropped. */
   SESSION_IDLE_TTL: Env.schema.number.optional(),
-  /** Failed logins allowed per login and per client address within LOGIN_WINDOW. */
+  /**
+   * Failed sign-ins allowed per login and per client address within LOGIN_WINDOW, counted
+   * together for every sign-in endpoint (CredentialService: createOauthkey, {auth_url}/login).
+   */
   LOGIN_MAX_ATTEMPTS: Env.schema.number.optional(),
   LOGIN_MAX_ATTEMPTS_PER_ADDRESS: Env.schema.number.optional(),
   LOGIN_WINDOW: Env.schema.string.optional(),

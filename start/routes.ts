@@ -6,15 +6,20 @@
 | The kernel owns the wire endpoints. Plugins never add api.php routes: they
 | register operations, which the dispatcher serves.
 */
+import app from '@adonisjs/core/services/app'
 import router from '@adonisjs/core/services/router'
 
 import ApiController from '#core/http/api_controller'
+import quireConfig from '#config/quire'
 
-// A closure rather than [controller, method]: the container's method injection
-// costs a measurable share of a small call, and the controller needs none.
-const api = new ApiController()
-// The router ignores a trailing slash: this also serves /live/api.php/
-router.any('/live/api.php', (ctx) => api.handle(ctx))
+// Made once, and called from a closure rather than [controller, method]: the container's
+// per-request construction and method injection cost a measurable share of a small call.
+const api = await app.container.make(ApiController)
+// Under every environment prefix (/live, /dev: QUIRE_URL_PREFIXES). The router ignores a
+// trailing slash (/live/api.php/), and doubled slashes are collapsed before routing.
+for (const prefix of quireConfig.urlPrefixes) {
+  router.any(`${prefix}/api.php`, (ctx) => api.handle(ctx))
+}
 
 router.get('/health', async ({ response }) => {
   response.header('Content-Type', 'application/json')

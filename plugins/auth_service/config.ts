@@ -43,40 +43,48 @@ function normalizePrefix(prefix: string) {
   return trimmed.startsWith('/') ? trimmed : `/${trimmed}`
 }
 
-const authConfig = {
+/**
+ * The auth service's settings (AUTH_* variables, plus the shared login
+ * throttle and Redis settings). A class so that the container can hand it to
+ * the services by type: `constructor(private config: AuthConfig)`.
+ */
+export class AuthConfig {
   /** {auth_url} path on this server (and on AUTH_PORT when set). */
-  prefix: normalizePrefix(env.get('AUTH_URL_PREFIX', '/auth')),
+  readonly prefix = normalizePrefix(env.get('AUTH_URL_PREFIX', '/auth'))
   /** A second listening port serving only the auth routes (none by default). */
-  port: env.get('AUTH_PORT'),
-  issuer: env.get('AUTH_ISSUER', 'Quire'),
-  jwtKeys: parseJwtKeys(env.get('AUTH_JWT_KEYS')),
-  ttl: {
+  readonly port = env.get('AUTH_PORT')
+  /** The interface that port listens on (the server's HOST). */
+  readonly host = env.get('HOST', '0.0.0.0')
+  readonly issuer = env.get('AUTH_ISSUER', 'Quire')
+  readonly jwtKeys = parseJwtKeys(env.get('AUTH_JWT_KEYS'))
+  readonly ttl = {
     accessSeconds: env.get('AUTH_ACCESS_TTL', 900),
     refreshSeconds: env.get('AUTH_REFRESH_TTL', 30 * 24 * 3600),
     setupSeconds: env.get('AUTH_SETUP_TTL', 600),
     requestSeconds: env.get('AUTH_REQUEST_TTL', 600),
-  },
-  totp: {
+  }
+  readonly totp = {
     policy: env.get('AUTH_TOTP_POLICY', 'optional'),
     /** Wrong codes allowed on one setup or 2FA login token before it is burnt. */
     maxAttempts: 5,
-  },
-  password: {
+  }
+  readonly password = {
     minLength: env.get('AUTH_PASSWORD_MIN_LENGTH', 8),
-  },
-  login: quireConfig.login,
-  revokeOthers: {
+  }
+  /** The kernel's login throttle (LOGIN_*): the password check is core's CredentialService. */
+  readonly login = quireConfig.login
+  readonly revokeOthers = {
     maxRequests: env.get('AUTH_REVOKE_MAX_REQUESTS', 5),
     window: env.get('AUTH_REVOKE_WINDOW', '1 min'),
-  },
-  sessionCache: {
+  }
+  readonly sessionCache = {
     mode: env.get('AUTH_SESSION_CACHE', 'auto'),
     ttlSeconds: env.get('AUTH_SESSION_CACHE_TTL', 30),
-  },
-  redisEnabled: quireConfig.redisEnabled,
-  redisPrefix: env.get('REDIS_PREFIX', 'quire:'),
+  }
+  readonly redisEnabled = quireConfig.redisEnabled
+  readonly redisPrefix = env.get('REDIS_PREFIX', 'quire:')
 }
 
-export type AuthConfig = typeof authConfig
+const authConfig = new AuthConfig()
 
 export default authConfig

@@ -3,7 +3,8 @@ import { definePlugin } from '#core/plugins/define_plugin'
 /**
  * The authentication service (spec parts B): password and TOTP login, JWT
  * access tokens with rotating refresh tokens, OIDC-style bootstrap,
- * revoke-others. HTTP routes under {auth_url}; no api.php operations.
+ * revoke-others. HTTP routes under {auth_url} (listed by `plugin:list`); no
+ * api.php operations.
  */
 export default definePlugin({
   id: 'auth_service',
@@ -11,4 +12,5 @@ export default definePlugin({
   description:
     'Authentication service: password + TOTP login, JWT and refresh tokens, revoke-others',
   provider: () => import('./provider.js'),
+  routes: () => import('./routes.js'),
 })

@@ -1,27 +1,21 @@
-import type { HttpContext, Router } from '@adonisjs/core/http'
-import type { NextFn } from '@adonisjs/core/types/http'
+import type { PluginRoutes } from '#core/plugins/define_plugin'
+import authConfig from './config.js'
 import { sendError } from './http/responses.js'
+import { bearerMiddleware } from './http/bearer_middleware.js'
 import { authError } from './errors.js'
 
 const AuthController = () => import('./http/auth_controller.js')
 const SessionsController = () => import('./http/sessions_controller.js')
 
-/** Loaded on the first protected request, then called directly. */
-let bearer: typeof import('./http/bearer_middleware.js').default | null = null
-const bearerMiddleware = async (ctx: HttpContext, next: NextFn) => {
-  if (!bearer) {
-    const loaded = await import('./http/bearer_middleware.js')
-    bearer = loaded.default
-  }
-  return bearer(ctx, next)
-}
-
 /**
- * The auth service's routes under {auth_url}. Their middleware (body parsing,
- * bearer check) is route-group middleware: the server middleware, which
- * api.php also pays for, stays untouched.
+ * The auth service's routes under {auth_url} (AUTH_URL_PREFIX), declared in
+ * the manifest (plugin.ts `routes`) and registered by the plugin loader before
+ * the router commits; `node ace plugin:list` lists them. Their middleware
+ * (body parsing, bearer check) is route-group middleware: the server
+ * middleware, which api.php also pays for, stays untouched.
  */
-export function registerAuthRoutes(router: Router, prefix: string) {
+const registerAuthRoutes: PluginRoutes = (router, { app }) => {
+  const prefix = authConfig.prefix
   const middleware = router.named({
     authBody: () => import('./http/body_middleware.js'),
   })
@@ -47,7 +41,7 @@ export function registerAuthRoutes(router: Router, prefix: string) {
           router.get('/api/sessions', [SessionsController, 'index']).as('sessions.index')
           router.get('/api/me', [SessionsController, 'me']).as('me')
         })
-        .use(bearerMiddleware)
+        .use(bearerMiddleware(app))
 
       // JSON 404 under {auth_url}; never at the root, where it would shadow every later route.
       if (prefix !== '') {
@@ -62,3 +56,5 @@ export function registerAuthRoutes(router: Router, prefix: string) {
     .as('auth_service')
     .use(middleware.authBody())
 }
+
+export default registerAuthRoutes

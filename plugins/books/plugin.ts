@@ -6,7 +6,7 @@ export default definePlugin({
   version: '0.1.0',
   description: 'Books, members, invitations, contacts, messages and calendar events',
   operations: {
-    // Spec operations (4.A.3, 4.A.7)
+    // Spec operations (docs/spec/service-interface.md 4.A.3, 4.A.7)
     getAllBooks: () => import('./operations/get_all_books.js'),
     getBookInfo: () => import('./operations/get_book_info.js'),
     getBookMessages: () => import('./operations/get_book_messages.js'),
@@ -28,7 +28,7 @@ export default definePlugin({
     leaveBook: () => import('./operations/leave_book.js'),
     updateBookUserPrefs: () => import('./operations/update_book_user_prefs.js'),
   },
-  // Socket (spec part 6): send message, system messages, and the events forwarded to sockets.
+  // Socket (docs/spec/service-interface.md part 6): send message, system messages, and the events forwarded to sockets.
   socket: {
     1: () => import('./socket/send_message.js'),
   },

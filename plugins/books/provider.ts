@@ -1,114 +1,58 @@
-import app from '@adonisjs/core/services/app'
-import type { BookAccessService } from './services/book_access_service.js'
-import type { BookCountersService } from './services/book_counters_service.js'
-import type { BookService } from './services/book_service.js'
-import type { EventService } from './services/event_service.js'
-import type { MemberService } from './services/member_service.js'
-import type { MessageService } from './services/message_service.js'
-import type { SystemMessageService } from './services/system_message_service.js'
-
-declare module '@adonisjs/core/types' {
-  interface ContainerBindings {
-    'books.access': BookAccessService
-    'books.counters': BookCountersService
-    'books.books': BookService
-    'books.members': MemberService
-    'books.events': EventService
-    'books.messages': MessageService
-    'books.system_messages': SystemMessageService
-  }
-}
+import type { ApplicationService } from '@adonisjs/core/types'
+import { bindSingletons } from '#core/container/bind_singletons'
+import { StampService } from '#core/services/stamp_service'
+import booksConfig from './config.js'
+import { BookAccessService } from './services/book_access_service.js'
+import { BookCountersService } from './services/book_counters_service.js'
+import { BookService } from './services/book_service.js'
+import { EventService } from './services/event_service.js'
+import { MemberService } from './services/member_service.js'
+import { MessageQueries } from './services/message_queries.js'
+import { MessageService } from './services/message_service.js'
+import { MessageTransfer } from './services/message_transfer.js'
+import { MessageWriter } from './services/message_writer.js'
+import { SystemMessageService } from './services/system_message_service.js'
 
 /**
- * Container bindings of the books services. PluginsProvider calls boot()
- * during the application's boot phase, before `app.booted` hooks run, so the
- * importable singletons (services/book_access.ts, services/messages.ts, ...)
- * resolve these. Every step imports lazily.
+ * The books services, as container singletons bound by class: operations,
+ * socket handlers and other services receive them with `@inject()`. The
+ * counters service takes a config value, so it has its own factory; every
+ * other service is built once from its `@inject()` constructor.
  */
-export default {
-  boot() {
-    registerAccess()
-    registerCounters()
-    registerBooks()
-    registerMembers()
-    registerMessages()
-    registerSystemMessages()
-  },
+export default class BooksProvider {
+  /** Set once something asked for the counters: shutdown then has timers to clear. */
+  private counters: BookCountersService | null = null
+
+  constructor(protected app: ApplicationService) {}
+
+  register() {
+    this.registerCounters()
+    bindSingletons(this.app.container, [
+      BookAccessService,
+      BookService,
+      MemberService,
+      EventService,
+      MessageWriter,
+      MessageQueries,
+      MessageTransfer,
+      MessageService,
+      SystemMessageService,
+    ])
+  }
+
+  private registerCounters() {
+    this.app.container.singleton(BookCountersService, async (resolver) => {
+      this.counters = new BookCountersService(
+        await resolver.make(StampService),
+        await resolver.make('logger'),
+        booksConfig.counterRefreshMs
+      )
+      return this.counters
+    })
+  }
 
   async shutdown() {
-    if (!app.container.hasBinding('books.counters')) return
     // Pending refreshes are not lost: readers count the tail and schedule them again.
-    const counters = await app.container.make('books.counters')
-    counters.stop()
-  },
-}
-
-function registerAccess() {
-  app.container.singleton('books.access', async () => {
-    const { BookAccessService } = await import('./services/book_access_service.js')
-    return new BookAccessService()
-  })
-}
-
-function registerCounters() {
-  app.container.singleton('books.counters', async (resolver) => {
-    const { BookCountersService } = await import('./services/book_counters_service.js')
-    const { default: booksConfig } = await import('./config.js')
-    return new BookCountersService(
-      await resolver.make('quire.stamps'),
-      await resolver.make('logger'),
-      booksConfig.counterRefreshMs
-    )
-  })
-}
-
-function registerBooks() {
-  app.container.singleton('books.books', async (resolver) => {
-    const { BookService } = await import('./services/book_service.js')
-    return new BookService(
-      await resolver.make('quire.stamps'),
-      await resolver.make('books.access'),
-      await resolver.make('books.counters')
-    )
-  })
-}
-
-function registerMembers() {
-  app.container.singleton('books.members', async (resolver) => {
-    const { MemberService } = await import('./services/member_service.js')
-    return new MemberService(
-      await resolver.make('quire.stamps'),
-      await resolver.make('books.access'),
-      await resolver.make('quire.users')
-    )
-  })
-}
-
-function registerMessages() {
-  app.container.singleton('books.events', async () => {
-    const { EventService } = await import('./services/event_service.js')
-    return new EventService()
-  })
-  app.container.singleton('books.messages', async (resolver) => {
-    const { MessageService } = await import('./services/message_service.js')
-    return new MessageService(
-      await resolver.make('quire.stamps'),
-      await resolver.make('books.access'),
-      await resolver.make('books.counters'),
-      await resolver.make('books.events')
-    )
-  })
-}
-
-function registerSystemMessages() {
-  app.container.singleton('books.system_messages', async (resolver) => {
-    const { SystemMessageService } = await import('./services/system_message_service.js')
-    return new SystemMessageService(
-      await resolver.make('quire.stamps'),
-      await resolver.make('books.access'),
-      await resolver.make('books.books'),
-      await resolver.make('books.members'),
-      await resolver.make('books.messages')
-    )
-  })
+    this.counters?.stop()
+  }
 }

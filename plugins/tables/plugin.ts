@@ -44,4 +44,5 @@ export default definePlugin({
     13: () => import('./socket/update_table_value.js'),
   },
   realtime: () => import('./socket/realtime.js'),
+  provider: () => import('./provider.js'),
 })

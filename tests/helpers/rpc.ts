@@ -9,7 +9,7 @@ export interface RpcAnswer {
   text: string
 }
 
-/** Every way real clients send parameters (client-facts, "Transport"). */
+/** Every way real clients send parameters (docs/spec/client-facts.md, "Transport"). */
 export const ALL_FORMS: Form[] = ['get', 'query', 'urlencoded', 'json', 'multipart']
 
 /** PHP bracket form of nested values: {a: {b: 1}} -> [['a[b]', '1']]. */

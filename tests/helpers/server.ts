@@ -1,12 +1,13 @@
 import type { AddressInfo } from 'node:net'
 import app from '@adonisjs/core/services/app'
 import testUtils from '@adonisjs/core/services/test_utils'
+import { createQuireServer } from '#core/http/node_server'
 
 let baseUrl = ''
 
 /** Boots the real HTTP server on a free loopback port; tests talk to it over real HTTP. */
 export async function startServer() {
-  const close = await testUtils.httpServer().start()
+  const close = await testUtils.httpServer().start(createQuireServer)
   const server = await app.container.make('server')
   const address = server.getNodeServer()!.address() as AddressInfo
   baseUrl = `http://127.0.0.1:${address.port}`

@@ -1,6 +1,9 @@
+import application from '@adonisjs/core/services/app'
 import { randomUUID } from 'node:crypto'
-import users from '#core/services/users'
+import { UserService } from '#core/services/user_service'
 import { rpc, type Form } from './rpc.js'
+
+const users = await application.container.make(UserService)
 
 export const TEST_PASSWORD = 'correct horse battery'
 

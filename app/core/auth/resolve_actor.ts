@@ -2,6 +2,8 @@ import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import type { AccessService } from '#core/services/access_service'
 import type { UserService } from '#core/services/user_service'
+import type User from '#models/user'
+import type ApiSession from '#models/api_session'
 
 /** The credentials every api.php request and every socket frame carries. */
 export interface Credentials {
@@ -18,6 +20,17 @@ export function credentialsOf(params: Record<string, unknown>): Credentials {
   return { o_u: scalar(params.o_u), u_c: scalar(params.u_c), sesskey: scalar(params.sesskey) }
 }
 
+/**
+ * The credentials of a request that must be authenticated: sesskey and o_u are
+ * required (u_c is optional: it defaults to o_u).
+ */
+export function requiredCredentials(params: Record<string, unknown>): Credentials {
+  const credentials = credentialsOf(params)
+  if (credentials.sesskey === '') throw rpcError('MISSING_PARAMETER', 'Missing parameter: sesskey')
+  if (credentials.o_u === '') throw rpcError('MISSING_PARAMETER', 'Missing parameter: o_u')
+  return credentials
+}
+
 /** Whether `login` (a code, e-mail or phone) names `user`. */
 export async function isSameUser(
   users: UserService,
@@ -30,21 +43,24 @@ export async function isSameUser(
 }
 
 /**
- * The one actor resolution of the kernel (api.php dispatcher and socket
- * frames): o_u + sesskey identify the caller; u_c names the user acted for,
- * o_u itself (by code, e-mail or phone) or another user o_u is a delegate of.
- * Callers check that sesskey and o_u are present first (their messages differ).
+ * The session a sesskey names, checked against o_u (by code, e-mail or
+ * phone): the first half of every authentication. The socket caches its
+ * result per connection for SOCKET_AUTH_RECHECK_MS.
  */
-export async function resolveActor(
+export async function resolvePrincipal(
   access: AccessService,
   users: UserService,
-  credentials: Credentials
-): Promise<Actor> {
+  credentials: Pick<Credentials, 'o_u' | 'sesskey'>
+): Promise<{ principal: User; session: ApiSession }> {
   const { session, user: principal } = await access.resolveSession(credentials.sesskey)
   if (!(await isSameUser(users, credentials.o_u, principal))) {
     throw rpcError('USER_MISMATCH', 'o_u does not match the session', { process: 'invalid o_u' })
   }
-  const user = await onBehalfTarget(users, principal, credentials.u_c)
+  return { principal, session }
+}
+
+/** The actor of an authenticated session acting for `user` (itself, or a user it is a delegate of). */
+export function actorOf(principal: User, session: ApiSession, user: User): Actor {
   return {
     user,
     principal,
@@ -52,6 +68,20 @@ export async function resolveActor(
     restrictions: session.restrictions,
     onBehalf: user !== principal,
   }
+}
+
+/**
+ * The one actor resolution of the kernel (api.php dispatcher and socket
+ * frames): o_u + sesskey identify the caller; u_c names the user acted for,
+ * o_u itself (by code, e-mail or phone) or another user o_u is a delegate of.
+ */
+export async function resolveActor(
+  access: AccessService,
+  users: UserService,
+  credentials: Credentials
+): Promise<Actor> {
+  const { principal, session } = await resolvePrincipal(access, users, credentials)
+  return actorOf(principal, session, await onBehalfTarget(users, principal, credentials.u_c))
 }
 
 /** The user u_c names for `principal`: the principal itself, or a user it may act on behalf of. */

@@ -1,7 +1,7 @@
+import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import { mergeParams, parseBody, parseQuery, type ParsedRequest } from '#core/rpc/params'
-import { operationName } from '#core/rpc/dispatcher'
-import dispatcher from '#core/services/dispatcher'
+import { Dispatcher, operationName } from '#core/rpc/dispatcher'
 
 const BODY_LIMITS = { maxFormBytes: 20 * 1024 * 1024, maxFileBytes: 200 * 1024 * 1024 }
 
@@ -10,7 +10,10 @@ const BODY_LIMITS = { maxFormBytes: 20 * 1024 * 1024, maxFileBytes: 200 * 1024 *
  * urlencoded, multipart or JSON body. The answer is always HTTP 200 with
  * Content-Type exactly `application/json` (one client compares the string).
  */
+@inject()
 export default class ApiController {
+  constructor(private dispatcher: Dispatcher) {}
+
   async handle({ request, response }: HttpContext) {
     const nodeRequest = request.request
     const query = parseQuery(nodeRequest.url)
@@ -19,9 +22,9 @@ export default class ApiController {
     try {
       parsed = await parseBody(nodeRequest, BODY_LIMITS)
       const params = mergeParams(query, parsed.params)
-      body = await dispatcher.dispatch({ params, files: parsed.files, ip: request.ip() })
+      body = await this.dispatcher.dispatch({ params, files: parsed.files, ip: request.ip() })
     } catch (error) {
-      body = dispatcher.failure(operationName(query), error)
+      body = this.dispatcher.failure(operationName(query), error)
     } finally {
       await parsed?.cleanup()
     }

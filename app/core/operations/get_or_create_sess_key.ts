@@ -1,23 +1,35 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation } from '#core/rpc/base_operation'
-import access from '#core/services/access'
-import stamps from '#core/services/stamps'
+import { AccessService } from '#core/services/access_service'
+import { StampService } from '#core/services/stamp_service'
 
 /** Answers the caller's sesskey while it is valid, or a new one made from the oauthkey. */
+const validator = vine.compile(
+  vine.object({
+    o_u: vine.string().trim().minLength(1),
+    sesskey: vine.string().trim().optional(),
+    oauthkey: vine.string().trim().optional(),
+  })
+)
+
+@inject()
 export default class GetOrCreateSessKey extends BaseOperation {
   static operation = 'getOrCreateSessKey'
   static auth = 'none' as const
-  static validator = vine.compile(
-    vine.object({
-      o_u: vine.string().trim().minLength(1),
-      sesskey: vine.string().trim().optional(),
-      oauthkey: vine.string().trim().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: { o_u: string; sesskey?: string; oauthkey?: string }) {
-    const sstamp = await stamps.watermark()
-    const { sesskey, user } = await access.getOrCreateSesskey(input)
+  constructor(
+    private access: AccessService,
+    private stamps: StampService
+  ) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>) {
+    const sstamp = await this.stamps.watermark()
+    const { sesskey, user } = await this.access.getOrCreateSesskey(input)
     return { sesskey, u_c: user.code, sstamp }
   }
 }

@@ -1,3 +1,5 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { Router } from '@adonisjs/core/http'
 import type { OperationClass } from '#core/rpc/base_operation'
 import type { RealtimeBinding } from '#core/socket/socket_handler'
 
@@ -12,6 +14,22 @@ export type JobHandler = (
   payload: any,
   job: { id: string; attempt: number; name: string }
 ) => Promise<unknown>
+
+/** What a plugin's routes function receives besides the router. */
+export interface PluginRoutesContext {
+  app: ApplicationService
+  pluginId: string
+}
+
+/**
+ * Registers a plugin's HTTP routes outside api.php (in the style of
+ * @adonisjs/transmit's `registerRoutes`): called once at boot, before the
+ * router commits, with the application's router. The plugin reads its own
+ * settings (its mount point, e.g. AUTH_URL_PREFIX) from its config. Whatever
+ * it registers is recorded in the registry (`plugin:list` shows it), and a
+ * method + path registered by two plugins is a boot error.
+ */
+export type PluginRoutes = (router: Router, context: PluginRoutesContext) => void | Promise<void>
 
 /**
  * A plugin manifest is plain data: every entry is a lazy import, so the loader
@@ -36,11 +54,29 @@ export interface PluginManifest {
   jobs?: Record<string, LazyDefault<JobHandler>>
   /** Fields this plugin adds to getUserInfo's userInfo. */
   userInfo?: LazyDefault<UserInfoContributor>
+  /** HTTP routes outside api.php (a console, `{auth_url}`...): see PluginRoutes. */
+  routes?: LazyDefault<PluginRoutes>
   /** Demo data for `npm start` on a fresh install; receives the demo admin's user id. */
   demo?: LazyDefault<(context: { adminId: number }) => Promise<void>>
-  /** Container bindings and boot hooks of the plugin's services. */
-  provider?: LazyDefault<{ boot?(): Promise<void> | void; shutdown?(): Promise<void> | void }>
+  /** The plugin's provider class: binds its services and takes part in the app's phases. */
+  provider?: LazyDefault<PluginProviderClass>
 }
+
+/**
+ * A plugin's provider, shaped like an AdonisJS provider: `register()` binds the
+ * plugin's services by class (see bindSingletons), the other phases are
+ * forwarded by PluginsProvider in plugin order (shutdown in reverse). Plugins
+ * are loaded during the application's boot, so `register()` runs then too.
+ */
+export interface PluginProvider {
+  register?(): void | Promise<void>
+  boot?(): void | Promise<void>
+  start?(): void | Promise<void>
+  ready?(): void | Promise<void>
+  shutdown?(): void | Promise<void>
+}
+
+export type PluginProviderClass = new (app: ApplicationService) => PluginProvider
 
 /** Typed identity helper for plugin.ts files. */
 export function definePlugin<const T extends PluginManifest>(manifest: T): T {

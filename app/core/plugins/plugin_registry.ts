@@ -29,6 +29,12 @@ interface Claim<T> {
   load: LazyDefault<T>
 }
 
+/** An HTTP route a plugin registered: its methods and its full pattern (prefixes applied). */
+export interface PluginRoute {
+  methods: string[]
+  pattern: string
+}
+
 /**
  * What the enabled plugins registered: operations, socket handlers, system
  * messages and jobs, each claimed by exactly one plugin.
@@ -40,6 +46,9 @@ export class PluginRegistry {
   readonly systemMessages = new Map<string, Claim<unknown>>()
   readonly jobs = new Map<string, Claim<JobHandler>>()
   readonly userInfoContributors: LazyDefault<UserInfoContributor>[] = []
+  /** `METHOD pattern` -> the plugin that registered it (PluginManifest.routes). */
+  readonly routes = new Map<string, { pluginId: string }>()
+  private routesByPlugin = new Map<string, PluginRoute[]>()
 
   /**
    * Adds a manifest after checking it against those already registered.
@@ -93,5 +102,33 @@ export class PluginRegistry {
       }
       target.set(key, { pluginId, load: once(load) })
     }
+  }
+
+  /**
+   * Records the HTTP routes a plugin's `routes` function registered. A method
+   * and pattern already registered by another plugin (or twice by the same
+   * one) is a boot error naming both.
+   */
+  claimRoutes(pluginId: string, routes: PluginRoute[]) {
+    for (const route of routes) {
+      for (const method of route.methods) {
+        const key = `${method} ${route.pattern}`
+        const existing = this.routes.get(key)
+        if (existing) {
+          throw new PluginBootError(
+            existing.pluginId === pluginId
+              ? `Plugin "${pluginId}" registers the route "${key}" twice`
+              : `The route "${key}" is claimed by both plugin "${existing.pluginId}" and plugin "${pluginId}"`
+          )
+        }
+        this.routes.set(key, { pluginId })
+      }
+    }
+    this.routesByPlugin.set(pluginId, [...(this.routesByPlugin.get(pluginId) ?? []), ...routes])
+  }
+
+  /** The HTTP routes a plugin registered, in registration order. */
+  routesOf(pluginId: string): PluginRoute[] {
+    return this.routesByPlugin.get(pluginId) ?? []
   }
 }

@@ -1,14 +1,15 @@
 import type { Logger } from '@adonisjs/core/logger'
 import type { ApplicationService } from '@adonisjs/core/types'
-import { errors as vineErrors } from '@vinejs/vine'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import type { AccessService } from '#core/services/access_service'
 import type { UserService } from '#core/services/user_service'
 import type { Actor, BaseOperation, OperationClass, OperationContext } from './base_operation.js'
-import { ERROR_CATALOGUE, RpcError, rpcError, type ErrorCode } from './errors.js'
+import { ERROR_CATALOGUE, rpcError } from './errors.js'
 import type { Params, UploadedFile } from './params.js'
-import { isTransientDbError } from '#core/services/db_errors'
-import { resolveActor } from '#core/auth/resolve_actor'
+import { toRpcError } from './failure.js'
+import { validateWire } from './wire.js'
+import { credentialsOf, requiredCredentials, resolveActor } from '#core/auth/resolve_actor'
+import { enforceRestrictions } from '#core/auth/restrictions'
 
 export interface RpcRequest {
   params: Params
@@ -26,8 +27,6 @@ export function operationName(params: Params): string {
   const value = params.req ?? params.r
   return typeof value === 'string' ? value.trim() : ''
 }
-
-const scalar = (value: unknown) => (typeof value === 'string' ? value.trim() : '')
 
 /**
  * Runs one api.php call: finds the operation, authenticates, validates, runs
@@ -61,19 +60,7 @@ export class Dispatcher {
 
   /** The `nok` envelope for an error: documented code, message, and `apiProcess<N>` reason. */
   failure(req: string, error: unknown): Record<string, unknown> {
-    let rpc: RpcError
-    if (error instanceof RpcError) {
-      rpc = error
-    } else if (isTransientDbError(error)) {
-      rpc = rpcError(
-        'DEADLOCK',
-        'Deadlock: the database reported a transient conflict, retry the request'
-      )
-    } else {
-      const reference = Math.random().toString(36).slice(2, 10)
-      this.logger.error({ err: error, req, reference }, 'api.php operation failed')
-      rpc = rpcError('INTERNAL_ERROR', `Internal error (reference ${reference})`)
-    }
+    const rpc = toRpcError(error, this.logger, { req })
     const { process, ...extra } = rpc.extra
     return {
       status: 'nok',
@@ -104,11 +91,17 @@ export class Dispatcher {
         request.params,
         Operation.auth === 'session_or_public_table'
       )
-      if (ctx.actor) this.enforceRestrictions(Operation, ctx.actor, request.params)
+      if (ctx.actor) {
+        enforceRestrictions(
+          { label: Operation.operation, writes: Operation.writes, area: Operation.area },
+          ctx.actor,
+          request.params
+        )
+      }
     }
 
     const input = Operation.validator
-      ? await this.validate(Operation, request.params)
+      ? await validateWire(Operation.validator, request.params)
       : request.params
     return instance.handle(input, ctx)
   }
@@ -130,62 +123,12 @@ export class Dispatcher {
 
   /**
    * o_u + sesskey identify the caller. u_c names the user acted for: o_u itself
-   * (by code, e-mail or phone), or another user o_u is a delegate of.
+   * (by code, e-mail or phone), or another user o_u is a delegate of. Without a
+   * sesskey, an operation that may serve a public table runs anonymously.
    */
   private async authenticate(params: Params, optional: boolean): Promise<Actor | null> {
-    const sesskey = scalar(params.sesskey)
-    const ou = scalar(params.o_u)
-    if (sesskey === '') {
-      if (optional) return null
-      throw rpcError('MISSING_PARAMETER', 'Missing parameter: sesskey')
-    }
-    if (ou === '') throw rpcError('MISSING_PARAMETER', 'Missing parameter: o_u')
-
-    return resolveActor(this.access, this.users, { o_u: ou, u_c: scalar(params.u_c), sesskey })
-  }
-
-  /** What a restricted session may not do, checked before any operation runs. */
-  private enforceRestrictions(Operation: OperationClass, actor: Actor, params: Params) {
-    const restrictions = actor.restrictions
-    if (restrictions.readonly && Operation.writes) {
-      throw rpcError(
-        'READONLY_SESSION',
-        `${Operation.operation} writes, and this session is read-only`
-      )
-    }
-    const hidden =
-      (Operation.area === 'messages' && restrictions.hideMessages) ||
-      (Operation.area === 'tables' && restrictions.hideTables) ||
-      (Operation.area === 'events' && restrictions.hideEvents)
-    if (hidden) throw rpcError('RESTRICTED_SESSION', `This session may not use ${Operation.area}`)
-    if (restrictions.carnet_code) {
-      const bc = scalar(params.b_c)
-      const bo = scalar(params.b_o)
-      if (
-        (bc !== '' && bc !== restrictions.carnet_code) ||
-        (bo !== '' && restrictions.carnet_owner && bo !== restrictions.carnet_owner)
-      ) {
-        throw rpcError('RESTRICTED_SESSION', 'This session is restricted to another book')
-      }
-    }
-  }
-
-  private async validate(Operation: OperationClass, params: Params) {
-    try {
-      return await Operation.validator!.validate(params)
-    } catch (error) {
-      if (error instanceof vineErrors.E_VALIDATION_ERROR) {
-        const first = (error.messages as { field: string; rule: string; message: string }[])[0]
-        const code: ErrorCode =
-          first.rule === 'required' ? 'MISSING_PARAMETER' : 'INVALID_PARAMETER'
-        const message =
-          code === 'MISSING_PARAMETER'
-            ? `Missing parameter: ${first.field}`
-            : `Invalid parameter ${first.field}: ${first.message}`
-        throw rpcError(code, message, { field: first.field })
-      }
-      throw error
-    }
+    if (optional && credentialsOf(params).sesskey === '') return null
+    return resolveActor(this.access, this.users, requiredCredentials(params))
   }
 }
 

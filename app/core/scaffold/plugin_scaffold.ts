@@ -15,13 +15,25 @@ const snake = (name: string) => name.replace(/([A-Z])/g, '_$1').toLowerCase()
 /** A plugin id: lower snake case, also a folder name and a table-name prefix. */
 export const PLUGIN_ID = /^[a-z][a-z0-9_]{1,39}$/
 
+/** Where a plugin is written and enabled; by default under the application's root. */
+export interface ScaffoldPaths {
+  /** The folder holding one folder per plugin (`<root>/plugins`). */
+  pluginsDir: string
+  /** The enabled-plugins list the id is appended to (`<root>/config/plugins.ts`). */
+  configFile: string
+}
+
 /**
- * Writes a working plugin folder (manifest, one operation backed by one
- * migration, one functional test, a README) and appends the id to
- * config/plugins.ts. Refuses an invalid id or an existing folder.
+ * Writes a working plugin folder in the house style (docs/CONTRIBUTING.md):
+ * a manifest, a provider class binding the plugin's service by class, the
+ * service (the only place of domain logic and SQL), one operation receiving
+ * it through `@inject()` and validating its input with the '#core/rpc/wire'
+ * rules, one migration, one functional test and a README; then appends the id
+ * to config/plugins.ts. Refuses an invalid id or an existing folder.
+ * `root` is the application root, or explicit paths (tests write elsewhere).
  */
 export async function scaffoldPlugin(
-  root: string,
+  root: string | ScaffoldPaths,
   id: string,
   now = new Date()
 ): Promise<ScaffoldResult> {
@@ -30,24 +42,32 @@ export async function scaffoldPlugin(
       `Invalid plugin name "${id}": use 2-40 lower-case letters, digits and underscores, starting with a letter`
     )
   }
-  const folder = join(root, 'plugins', id)
+  const { pluginsDir, configFile } =
+    typeof root === 'string'
+      ? { pluginsDir: join(root, 'plugins'), configFile: join(root, 'config', 'plugins.ts') }
+      : root
+  const folder = join(pluginsDir, id)
   if (existsSync(folder)) throw new Error(`plugins/${id} already exists`)
 
-  const configPath = join(root, 'config', 'plugins.ts')
-  const config = await readFile(configPath, 'utf8')
+  const config = await readFile(configFile, 'utf8')
   const listMatch = config.match(/enabled:\s*\[([^\]]*)\]/)
   if (!listMatch)
     throw new Error('config/plugins.ts has no `enabled: [...]` list to add the plugin to')
 
   const Name = pascal(id)
   const operation = `get${Name}Status`
+  const Operation = `${operation[0].toUpperCase()}${operation.slice(1)}`
   const operationFile = snake(operation)
+  const Service = `${Name}Service`
+  const serviceFile = `${id}_service`
+  const serviceVar = `${Name[0].toLowerCase()}${Name.slice(1)}`
   const table = `${id}_items`
   const stamp = now.getTime()
 
   const files: Record<string, string> = {
     'plugin.ts': `import { definePlugin } from '#core/plugins/define_plugin'
 
+/** TODO: what ${id} owns (see README.md). */
 export default definePlugin({
   id: '${id}',
   version: '0.1.0',
@@ -55,18 +75,70 @@ export default definePlugin({
   operations: {
     ${operation}: () => import('./operations/${operationFile}.js'),
   },
+  provider: () => import('./provider.js'),
 })
 `,
-    [`operations/${operationFile}.ts`]: `import db from '@adonisjs/lucid/services/db'
-import { BaseOperation } from '#core/rpc/base_operation'
+    'provider.ts': `import type { ApplicationService } from '@adonisjs/core/types'
+import { bindSingletons } from '#core/container/bind_singletons'
+import { ${Service} } from './services/${serviceFile}.js'
 
-/** Reports the plugin's version and how many items it stores. */
-export default class ${operation[0].toUpperCase()}${operation.slice(1)} extends BaseOperation {
+/**
+ * The ${id} services, bound by class as container singletons (each built
+ * once, from its @inject() constructor): operations receive them by type.
+ */
+export default class ${Name}Provider {
+  constructor(protected app: ApplicationService) {}
+
+  register() {
+    bindSingletons(this.app.container, [${Service}])
+  }
+}
+`,
+    [`services/${serviceFile}.ts`]: `import db from '@adonisjs/lucid/services/db'
+
+/**
+ * What the ${id} plugin does. Operations, socket handlers and commands are
+ * thin callers of these methods. Dependencies (core services such as
+ * UserService, or other services of this plugin) come through an \`@inject()\`
+ * constructor.
+ */
+export class ${Service} {
+  /** How many items are stored: all of them, or those of one user. */
+  async countItems(userId: number | null) {
+    const query = db.from('${table}')
+    if (userId !== null) query.where('user_id', userId)
+    const row = await query.count('* as total').first()
+    return Number(row?.total ?? 0)
+  }
+}
+`,
+    [`operations/${operationFile}.ts`]: `import { inject } from '@adonisjs/core'
+import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
+import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
+import { flag } from '#core/rpc/wire'
+import { ${Service} } from '../services/${serviceFile}.js'
+
+const validator = vine.compile(
+  vine.object({
+    /** Count only the caller's items. */
+    mine: flag().optional(),
+  })
+)
+
+/** Reports the plugin's id and how many items it stores (all, or the caller's). */
+@inject()
+export default class ${Operation} extends BaseOperation {
   static operation = '${operation}'
+  static validator = validator
 
-  async handle() {
-    const row = await db.from('${table}').count('* as total').first()
-    return { plugin: '${id}', items: Number(row?.total ?? 0) }
+  constructor(private ${serviceVar}: ${Service}) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    const items = await this.${serviceVar}.countItems(input.mine ? ctx.actor!.user.id : null)
+    return { plugin: '${id}', items }
   }
 }
 `,
@@ -78,6 +150,7 @@ export default class extends BaseSchema {
   async up() {
     this.schema.createTable(this.tableName, (table) => {
       table.increments('id')
+      table.integer('user_id').unsigned().notNullable().index()
       table.string('name', 191).notNullable()
       table.bigInteger('sstamp').notNullable().defaultTo(0)
       table.timestamp('created_at').notNullable()
@@ -102,6 +175,30 @@ test.group('${id}: ${operation}', () => {
     assert.equal(answer.body.items, 0)
   })
 
+  test('with mine=yes, counts only the items of the caller', async ({ assert }) => {
+    const session = await login(await makeUser())
+    const answer = await rpc({
+      req: '${operation}',
+      o_u: session.o_u,
+      sesskey: session.sesskey,
+      mine: 'yes',
+    })
+    assert.equal(answer.body.status, 'ok', answer.text)
+    assert.equal(answer.body.items, 0)
+  })
+
+  test('refuses a mine that is not a boolean', async ({ assert }) => {
+    const session = await login(await makeUser())
+    const answer = await rpc({
+      req: '${operation}',
+      o_u: session.o_u,
+      sesskey: session.sesskey,
+      mine: 'maybe',
+    })
+    assert.equal(answer.body.status, 'nok')
+    assert.equal(answer.body.errorCode, 'INVALID_PARAMETER')
+  })
+
   test('refuses a caller without a session', async ({ assert }) => {
     const answer = await rpc({ req: '${operation}', o_u: 'nobody' })
     assert.equal(answer.body.status, 'nok')
@@ -114,7 +211,11 @@ test.group('${id}: ${operation}', () => {
 What it owns: the \`${table}\` table.
 
 ## Operations
-- \`${operation}\`: the plugin's version and item count (session required).
+- \`${operation}\` (\`mine\`: optional boolean): the plugin's id and its item count, all
+  items or only the caller's (session required).
+
+## Services
+- \`${Service}\` (\`services/${serviceFile}.ts\`), bound by class in \`provider.ts\`.
 
 ## Socket types, system messages, jobs
 None yet.
@@ -132,7 +233,7 @@ Emits: none. Consumes: none.
 
   const entries = listMatch[1].trim().replace(/,\s*$/, '')
   const updatedList = `enabled: [${entries ? `${entries}, ` : ''}'${id}']`
-  await writeFile(configPath, config.replace(listMatch[0], updatedList))
+  await writeFile(configFile, config.replace(listMatch[0], updatedList))
 
   return { id, operation, files: Object.keys(files).map((relative) => `plugins/${id}/${relative}`) }
 }

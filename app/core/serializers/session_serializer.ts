@@ -1,6 +1,6 @@
 import type { SessionRestrictions } from '#models/api_session'
 
-/** createSesskey's `restrictions` object: the exact wire names of client-facts. */
+/** createSesskey's `restrictions` object: the exact wire names real clients read (docs/spec/client-facts.md, "Keys"). */
 export function serializeRestrictions(restrictions: SessionRestrictions) {
   return {
     carnet_code: restrictions.carnet_code ?? null,

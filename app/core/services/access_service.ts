@@ -1,5 +1,4 @@
 import { DateTime } from 'luxon'
-import type { LimiterManager } from '@adonisjs/limiter'
 import Application from '#models/application'
 import OauthKey from '#models/oauth_key'
 import ApiSession, { NO_RESTRICTIONS, type SessionRestrictions } from '#models/api_session'
@@ -13,6 +12,7 @@ import { readCached } from '#core/native_sql'
 import { HydrationCache } from '#core/hydration_cache'
 import type { StampService } from './stamp_service.js'
 import type { UserService } from './user_service.js'
+import type { CredentialService } from './credential_service.js'
 import emitter from '@adonisjs/core/services/emitter'
 
 /** Emitted after commit when sessions are revoked: the realtime channel closes their sockets. */
@@ -32,7 +32,6 @@ declare module '@adonisjs/core/types' {
 export interface AccessSettings {
   /** Seconds a sesskey may stay unused before it expires; 0 = never. */
   sessionIdleTtl: number
-  login: { maxAttempts: number; maxAttemptsPerAddress: number; window: string }
   createUserAccount: boolean
 }
 
@@ -94,7 +93,7 @@ export class AccessService {
   constructor(
     private stamps: StampService,
     private users: UserService,
-    private limiter: LimiterManager<any>,
+    private credentials: CredentialService,
     private settings: AccessSettings
   ) {}
 
@@ -106,33 +105,10 @@ export class AccessService {
     return { appkey, application }
   }
 
-  /** Failed logins per login name, and (more generously: offices share addresses) per client address. */
-  private loginLimiters() {
-    const { maxAttempts, maxAttemptsPerAddress, window } = this.settings.login
-    return [
-      {
-        limiter: this.limiter.use({
-          requests: maxAttempts,
-          duration: window,
-          blockDuration: window,
-        }),
-        prefix: 'login',
-      },
-      {
-        limiter: this.limiter.use({
-          requests: maxAttemptsPerAddress,
-          duration: window,
-          blockDuration: window,
-        }),
-        prefix: 'address',
-      },
-    ]
-  }
-
   /**
-   * Authorizes a user in an application. Failed logins count against both the
-   * login and the client address; over the limit every attempt is refused
-   * (even a right one) until the window has passed.
+   * Authorizes a user in an application. The login and password go through
+   * the one credential check (CredentialService: throttling per login and per
+   * address shared with every other sign-in, a dummy hash for unknown logins).
    */
   async createOauthkey(input: {
     appkey: string
@@ -148,39 +124,20 @@ export class AccessService {
     if (!application)
       throw rpcError('INVALID_APPKEY', 'Invalid appkey', { process: 'invalid appkey' })
 
-    const throttles = this.loginLimiters().map(({ limiter, prefix }) => ({
-      limiter,
-      key: `${prefix}:${prefix === 'login' ? input.login.trim().toLowerCase() : input.ip}`,
-    }))
-    for (const { limiter, key } of throttles) {
-      if (await limiter.isBlocked(key)) {
-        const retryAfter = Math.max(1, await limiter.availableIn(key))
-        throw rpcError(
-          'TOO_MANY_ATTEMPTS',
-          `Too many failed logins, retry in ${retryAfter} seconds`,
-          {
-            retryAfter,
-          }
-        )
-      }
+    const check = await this.credentials.verify(input.login, input.pwd, input.ip, {
+      whenUnknown: input.createUserAccount
+        ? () => this.createAccountFor(input.login, input.pwd)
+        : undefined,
+    })
+    if (!check.ok && check.reason === 'throttled') {
+      throw rpcError(
+        'TOO_MANY_ATTEMPTS',
+        `Too many failed logins, retry in ${check.retryAfter} seconds`,
+        { retryAfter: check.retryAfter }
+      )
     }
-
-    let user = await this.users.findByLogin(input.login)
-    if (!user && input.createUserAccount) {
-      if (!this.settings.createUserAccount) {
-        throw rpcError(
-          'ACCOUNT_CREATION_DISABLED',
-          'createUserAccount is not enabled on this server'
-        )
-      }
-      user = await this.createAccountFor(input.login, input.pwd)
-    }
-
-    if (!user || !(await this.users.verifyPassword(user, input.pwd))) {
-      for (const { limiter, key } of throttles) await limiter.increment(key)
-      throw rpcError('INVALID_LOGIN', 'Invalid login or password')
-    }
-    await throttles[0].limiter.delete(throttles[0].key)
+    if (!check.ok) throw rpcError('INVALID_LOGIN', 'Invalid login or password')
+    const user = check.user
 
     const oauthkey = generateKey()
     const record = await this.stamps.write(async ({ trx }) =>
@@ -193,6 +150,9 @@ export class AccessService {
   }
 
   private async createAccountFor(login: string, pwd: string) {
+    if (!this.settings.createUserAccount) {
+      throw rpcError('ACCOUNT_CREATION_DISABLED', 'createUserAccount is not enabled on this server')
+    }
     if (pwd.length < 8)
       throw rpcError(
         'INVALID_PARAMETER',

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { Database } from '@adonisjs/lucid/database'
 import type { RedisConnection } from '@adonisjs/redis'
 
@@ -12,7 +12,11 @@ import type { RedisConnection } from '@adonisjs/redis'
  * Stamps follow the clock (milliseconds × 10, i.e. unix seconds × 10 000, the
  * scale of the live product) and are strictly increasing. The highest stamp
  * ever handed out is reserved ahead in core_stamp_state, so a restart (or a
- * flushed Redis) never reuses one, even if the clock went back.
+ * flushed Redis) never reuses one, even if the clock went back. The block
+ * reserved at a time is small (RESERVATION_BLOCK, 10 s of clock): a restart
+ * without Redis resumes from the reservation, at most that far ahead of the
+ * clock (usually not at all: a restart takes longer); with Redis the counter
+ * itself is the floor and the reservation only matters after Redis lost it.
  */
 export interface StampAllocator {
   /** Takes a new stamp and marks it in flight. */
@@ -21,11 +25,23 @@ export interface StampAllocator {
   release(stamp: number): Promise<void>
   /** Highest stamp such that every write with a stamp at or below it has finished. */
   watermark(): Promise<number>
+  /** Stops background work (a heartbeat) at shutdown. */
+  close?(): Promise<void>
 }
 
-/** Stamps reserved per database round trip: about 1,000 s of clock-driven stamps. */
-const RESERVATION_BLOCK = 10_000_000
-/** An in-flight stamp older than this belongs to a crashed instance and is ignored. */
+/** Stamps reserved per database round trip: 10 s of clock-driven stamps (one UPDATE per 10 s). */
+export const RESERVATION_BLOCK = 100_000
+/**
+ * An instance that has not renewed its heartbeat for this long is dead: its
+ * in-flight stamps are dropped by the next watermark, so a crashed instance
+ * holds the stamps handed to clients back for seconds, not minutes.
+ */
+export const INSTANCE_TTL_MS = 6_000
+const HEARTBEAT_MS = 1_000
+/**
+ * A last resort for a live instance: an in-flight stamp older than this is
+ * ignored even though its instance still beats (a release lost on the way).
+ */
 export const IN_FLIGHT_LEASE_MS = 5 * 60_000
 
 const clockFloor = () => Date.now() * 10
@@ -108,24 +124,51 @@ export class MemoryStampAllocator implements StampAllocator {
   }
 }
 
-const ACQUIRE_SCRIPT = `
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-local stamp = math.max(current + 1, tonumber(ARGV[1]))
-local text = string.format('%d', stamp)
-redis.call('SET', KEYS[1], text)
-redis.call('ZADD', KEYS[2], stamp, text .. ':' .. ARGV[2])
-return text .. ':' .. ARGV[2]
+/** Redis's own clock in milliseconds: every instance compares expiries on one clock. */
+const REDIS_NOW = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 `
 
-const WATERMARK_SCRIPT = `
-local now = tonumber(ARGV[1])
+/**
+ * KEYS: counter, in-flight set, instances. ARGV: clock floor, reserved floor
+ * (used only when the counter is gone: a restarted Redis), instance, lease and
+ * instance TTL (ms). The member names its instance and its lease expiry.
+ */
+const ACQUIRE_SCRIPT = `${REDIS_NOW}
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local floor = tonumber(ARGV[1])
+if current == 0 then floor = math.max(floor, tonumber(ARGV[2])) end
+local stamp = math.max(current + 1, floor)
+local text = string.format('%d', stamp)
+redis.call('SET', KEYS[1], text)
+redis.call('ZADD', KEYS[3], 'GT', now + tonumber(ARGV[5]), ARGV[3])
+local member = text .. ':' .. ARGV[3] .. ':' .. string.format('%d', now + tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[2], stamp, member)
+return member
+`
+
+/** KEYS: instances. ARGV: instance, TTL (ms). */
+const HEARTBEAT_SCRIPT = `${REDIS_NOW}
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60000)
+return now
+`
+
+/**
+ * KEYS: counter, in-flight set, instances. Drops in-flight stamps of dead
+ * instances (no heartbeat within their TTL) and past their lease, then
+ * answers the stamp below the lowest one left (or the counter).
+ */
+const WATERMARK_SCRIPT = `${REDIS_NOW}
 while true do
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   if #first == 0 then
     return redis.call('GET', KEYS[1]) or '0'
   end
-  local expires = tonumber(string.match(first[1], ':(%d+)$'))
-  if expires < now then
+  local instance, expires = string.match(first[1], '^%d+:(.+):(%d+)$')
+  local alive = instance and tonumber(redis.call('ZSCORE', KEYS[3], instance) or '0') >= now
+  if not alive or tonumber(expires) < now then
     redis.call('ZREM', KEYS[2], first[1])
   else
     return string.format('%d', tonumber(first[2]) - 1)
@@ -151,44 +194,83 @@ class RedisScript {
 }
 
 const acquireScript = new RedisScript(ACQUIRE_SCRIPT)
+const heartbeatScript = new RedisScript(HEARTBEAT_SCRIPT)
 const watermarkScript = new RedisScript(WATERMARK_SCRIPT)
 
 /**
  * Several instances: the sequence is a Redis counter and the in-flight set a
- * sorted set, both updated atomically by Lua scripts. Members carry a lease
- * so that a crashed instance cannot hold the watermark back forever.
+ * sorted set, both updated atomically by Lua scripts. Each instance renews a
+ * heartbeat; the in-flight stamps of an instance that stopped beating (a
+ * crash, a SIGKILL) are dropped within INSTANCE_TTL_MS, so they cannot hold
+ * the watermark back.
  */
 export class RedisStampAllocator implements StampAllocator {
+  /** This process's name in the instances set and in its in-flight members. */
+  readonly instanceId = randomUUID().slice(0, 13)
   private reservation: Reservation
   private floor = 0
   private ready: Promise<void> | null = null
+  private heartbeat: NodeJS.Timeout | null = null
   /** stamp -> sorted-set member, to release exactly what was added. */
   private members = new Map<number, string>()
   /** ZREMs of released stamps that Redis has not answered yet. */
   private releasing = new Set<Promise<void>>()
 
+  private keys = {
+    counter: 'stamps:counter',
+    inFlight: 'stamps:inflight',
+    instances: 'stamps:instances',
+  }
+  private instanceTtlMs: number
+  private heartbeatMs: number
+
   constructor(
     db: Database,
     private redis: RedisConnection,
-    private keys = { counter: 'stamps:counter', inFlight: 'stamps:inflight' }
+    options: { instanceTtlMs?: number; heartbeatMs?: number } = {}
   ) {
     this.reservation = new Reservation(db)
+    this.instanceTtlMs = options.instanceTtlMs ?? INSTANCE_TTL_MS
+    this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
   }
 
   private init() {
-    this.ready ??= this.reservation.load().then((reserved) => {
-      this.floor = reserved
-    })
+    this.ready ??= (async () => {
+      this.floor = await this.reservation.load()
+      await this.beat()
+      this.heartbeat = setInterval(() => void this.beat().catch(() => {}), this.heartbeatMs)
+      this.heartbeat.unref?.()
+    })()
     return this.ready
+  }
+
+  private async beat() {
+    await heartbeatScript.run(
+      this.redis,
+      [this.keys.instances],
+      [this.instanceId, String(this.instanceTtlMs)]
+    )
+  }
+
+  /** Stops the heartbeat and leaves the instances set (a clean shutdown). */
+  async close() {
+    if (this.heartbeat) clearInterval(this.heartbeat)
+    this.heartbeat = null
+    if (this.ready) await this.redis.zrem(this.keys.instances, this.instanceId).catch(() => {})
   }
 
   async acquire() {
     await this.init()
-    const floor = Math.max(this.floor, clockFloor())
     const member = (await acquireScript.run(
       this.redis,
-      [this.keys.counter, this.keys.inFlight],
-      [String(floor), String(Date.now() + IN_FLIGHT_LEASE_MS)]
+      [this.keys.counter, this.keys.inFlight, this.keys.instances],
+      [
+        String(clockFloor()),
+        String(this.floor),
+        this.instanceId,
+        String(IN_FLIGHT_LEASE_MS),
+        String(this.instanceTtlMs),
+      ]
     )) as string
     const stamp = Number(member.slice(0, member.indexOf(':')))
     this.members.set(stamp, member)
@@ -227,8 +309,8 @@ export class RedisStampAllocator implements StampAllocator {
     if (this.releasing.size) await Promise.all(this.releasing)
     const value = (await watermarkScript.run(
       this.redis,
-      [this.keys.counter, this.keys.inFlight],
-      [String(Date.now())]
+      [this.keys.counter, this.keys.inFlight, this.keys.instances],
+      []
     )) as string
     return Math.max(Number(value), 0)
   }

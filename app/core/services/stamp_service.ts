@@ -36,6 +36,11 @@ export class StampService {
     private logger: Logger
   ) {}
 
+  /** Stops the allocator's background work (shutdown). */
+  async close() {
+    await this.allocator.close?.()
+  }
+
   watermark(): Promise<number> {
     return this.allocator.watermark()
   }

@@ -54,9 +54,24 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 export const normalizePhone = (phone: string) => phone.trim().replace(/[^\d+]/g, '')
 const looksLikePhone = (login: string) => /^\+?[\d\s().-]{6,}$/.test(login.trim())
 
-/** Users: lookup by any login form, creation, delegation, connection bookkeeping. */
+/** A user's code never changes: the id -> code map can be cached for the process's life. */
+const CODE_CACHE_SIZE = 100_000
+const IN_LIST_CHUNK = 500
+
+function chunked<T>(items: T[]): T[][] {
+  const result: T[][] = []
+  for (let index = 0; index < items.length; index += IN_LIST_CHUNK)
+    result.push(items.slice(index, index + IN_LIST_CHUNK))
+  return result
+}
+
+/**
+ * Users: lookup by any login form, creation, delegation, connection
+ * bookkeeping. The only reader of the `users` table: plugins ask here.
+ */
 export class UserService {
   private userModels = new HydrationCache((row) => User.$createFromAdapterResult(row)!)
+  private codeCache = new Map<number, string>()
 
   constructor(
     private stamps: StampService,
@@ -83,6 +98,40 @@ export class UserService {
   /** The model of a users row read by a driver-level statement (reused while the row is unchanged). */
   modelOf(row: Record<string, unknown>): User {
     return this.userModels.model(row.id, row)
+  }
+
+  /**
+   * Users' codes by id (ids without a user are absent). Cached: message and
+   * member listings ask for the same few codes on every call, and a join to
+   * users would mislead the planner (see books' message queries).
+   */
+  async codesOf(ids: Iterable<number>): Promise<Map<number, string>> {
+    const result = new Map<number, string>()
+    const missing: number[] = []
+    for (const id of new Set([...ids].map(Number))) {
+      const known = this.codeCache.get(id)
+      if (known === undefined) missing.push(id)
+      else result.set(id, known)
+    }
+    for (const group of chunked(missing)) {
+      const rows = await db.from('users').whereIn('id', group).select('id', 'code')
+      for (const row of rows) {
+        if (this.codeCache.size >= CODE_CACHE_SIZE) this.codeCache.clear()
+        this.codeCache.set(Number(row.id), String(row.code))
+        result.set(Number(row.id), String(row.code))
+      }
+    }
+    return result
+  }
+
+  /** Users' ids by code (codes without a user are absent). */
+  async idsOfCodes(codes: Iterable<string>): Promise<Map<string, number>> {
+    const result = new Map<string, number>()
+    for (const group of chunked([...new Set(codes)])) {
+      const rows = await db.from('users').whereIn('code', group).select('id', 'code')
+      for (const row of rows) result.set(String(row.code), Number(row.id))
+    }
+    return result
   }
 
   findByCode(code: string) {

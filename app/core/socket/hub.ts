@@ -66,7 +66,7 @@ export class SocketHub {
   private byUser = new Map<number, Set<HubConnection>>()
   private inFlight = new Map<
     string,
-    { connection: HubConnection; frame: Frame; after?: (() => void)[] }
+    { connection: HubConnection; frame: Frame | null; after?: (() => void)[] }
   >()
   private pendingBookUpdates = new Set<number>()
   private bookUpdatesTimer: NodeJS.Timeout | null = null
@@ -126,9 +126,22 @@ export class SocketHub {
 
   // ---- origin of a change: the frames being handled ------------------------------------
 
-  /** The socket server marks each frame while its handler runs (one at a time per connection). */
-  frameStarted(connection: HubConnection, frame: Frame) {
-    this.inFlight.set(connection.id, { connection, frame })
+  /**
+   * The socket server marks each frame while it is handled (one at a time per
+   * connection); see frameValidated for what the frame is then.
+   */
+  frameStarted(connection: HubConnection) {
+    this.inFlight.set(connection.id, { connection, frame: null })
+  }
+
+  /**
+   * The frame a connection is handling, as its handler's validator read it
+   * (trimmed text, numbers): what originOf's rating functions see. A frame
+   * not validated (yet) has reached no service: it is the origin of nothing.
+   */
+  frameValidated(connection: HubConnection, frame: Frame) {
+    const entry = this.inFlight.get(connection.id)
+    if (entry) entry.frame = frame
   }
 
   /** Called once the frame's answer (ack) has been sent: runs the work deferred to then. */
@@ -171,7 +184,7 @@ export class SocketHub {
     let possible: string | null = null
     let possibles = 0
     for (const { connection, frame } of this.inFlight.values()) {
-      if (connection.userId !== userId) continue
+      if (frame === null || connection.userId !== userId) continue
       const rating = match(frame)
       if (rating >= 2) return connection.id
       if (rating === 1) {

@@ -1,5 +1,5 @@
 /**
- * The socket protocol of spec part 6: JSON objects with an integer `type`.
+ * The socket protocol of docs/spec/service-interface.md part 6: JSON objects with an integer `type`.
  * docs/socket.md documents every message, error frame and close code.
  */
 export const MessageType = {
@@ -55,7 +55,10 @@ export const CloseCode = {
   BAD_FRAMES: 4009,
 } as const
 
-/** A frame as received: a JSON object; every field is checked by its handler. */
+/**
+ * A frame as received: a JSON object with an integer type. Its other fields
+ * are read only through the handler's validator ('#core/rpc/wire' rules).
+ */
 export type Frame = Record<string, unknown> & { type: number }
 
 /** An outgoing frame. */
@@ -102,33 +105,4 @@ export function refusal(frame: Partial<Frame> | null, error: ErrorFields): OutFr
     }
   }
   return answer
-}
-
-/** A boolean field as clients send it: true/false, 1/0, "true"/"false"/"TRUE"/"1"/"0". */
-export function flagOf(value: unknown): boolean | undefined {
-  if (value === undefined || value === null || value === '') return undefined
-  if (typeof value === 'boolean') return value
-  if (typeof value === 'number') return value !== 0
-  if (typeof value === 'string') {
-    const text = value.trim().toLowerCase()
-    if (['true', '1', 'on', 'yes'].includes(text)) return true
-    if (['false', '0', 'off', 'no'].includes(text)) return false
-  }
-  return undefined
-}
-
-/** An integer field (number or digit string); undefined when absent, NaN when not an integer. */
-export function intOf(value: unknown): number | undefined {
-  if (value === undefined || value === null || value === '') return undefined
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : Number.NaN
-  if (typeof value === 'string' && /^-?\d{1,16}$/.test(value.trim())) return Number(value.trim())
-  return Number.NaN
-}
-
-/** A text field: strings as they are, numbers as text; undefined when absent; null when of another type. */
-export function textOf(value: unknown): string | undefined | null {
-  if (value === undefined || value === null) return undefined
-  if (typeof value === 'string') return value
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
-  return null
 }

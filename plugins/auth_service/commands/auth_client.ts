@@ -21,16 +21,18 @@ export default class AuthClient extends BaseCommand {
   declare remove: boolean
 
   async run() {
-    const services = await this.app.container.make('auth_service.services')
+    // Imported here: listing the commands must not load the application's services.
+    const { AuthorizationService } = await import('../services/authorization_service.js')
+    const authorizations = await this.app.container.make(AuthorizationService)
     if (!this.clientId) {
-      const clients = await services.authorizations.listClients()
+      const clients = await authorizations.listClients()
       if (clients.length === 0) this.logger.info('No client registered')
       for (const client of clients)
         this.logger.log(`${client.clientId}  ${client.name}  ${client.redirectUris.join(' ')}`)
       return
     }
     if (this.remove) {
-      const removed = await services.authorizations.removeClient(this.clientId)
+      const removed = await authorizations.removeClient(this.clientId)
       if (removed) this.logger.success(`Removed client ${this.clientId}`)
       else this.logger.warning(`No client ${this.clientId}`)
       return
@@ -46,7 +48,7 @@ export default class AuthClient extends BaseCommand {
       this.exitCode = 1
       return
     }
-    await services.authorizations.registerClient({
+    await authorizations.registerClient({
       clientId: this.clientId,
       name: this.name ?? this.clientId,
       redirectUris: uris,

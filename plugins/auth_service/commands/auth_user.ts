@@ -27,8 +27,12 @@ export default class AuthUser extends BaseCommand {
   declare mustChangePassword?: boolean
 
   async run() {
-    const { default: users } = await import('#core/services/users')
-    const services = await this.app.container.make('auth_service.services')
+    // Imported here: listing the commands must not load the application's services.
+    const { UserService } = await import('#core/services/user_service')
+    const { AuthUserService } = await import('../services/auth_user_service.js')
+    const { default: authConfig } = await import('../config.js')
+    const users = await this.app.container.make(UserService)
+    const authUsers = await this.app.container.make(AuthUserService)
     const user = await users.findByLogin(this.login)
     if (!user) {
       this.logger.error(`Unknown user: ${this.login}`)
@@ -41,20 +45,20 @@ export default class AuthUser extends BaseCommand {
         this.exitCode = 1
         return
       }
-      await services.authUsers.setPolicy(
+      await authUsers.setPolicy(
         user,
         this.totp === 'default' ? null : (this.totp as 'required' | 'optional')
       )
     }
-    if (this.resetTotp) await services.authUsers.resetTotp(user)
+    if (this.resetTotp) await authUsers.resetTotp(user)
     if (this.mustChangePassword !== undefined)
-      await services.authUsers.setMustChangePassword(user, this.mustChangePassword)
+      await authUsers.setMustChangePassword(user, this.mustChangePassword)
 
-    const row = await services.authUsers.ensure(user)
+    const row = await authUsers.ensure(user)
     this.logger.log(
       [
         `${user.code} <${user.email ?? ''}> uuid ${row.uuid}`,
-        `  TOTP: ${services.authUsers.isEnrolled(row) ? 'enrolled' : 'not enrolled'}, policy ${row.totp_policy ?? `default (${services.config.totp.policy})`}, ${services.authUsers.requiresTotp(row) ? 'required' : 'optional'} at login`,
+        `  TOTP: ${authUsers.isEnrolled(row) ? 'enrolled' : 'not enrolled'}, policy ${row.totp_policy ?? `default (${authConfig.totp.policy})`}, ${authUsers.requiresTotp(row) ? 'required' : 'optional'} at login`,
         `  must change password: ${row.must_change_password}`,
       ].join('\n')
     )

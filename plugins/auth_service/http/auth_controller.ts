@@ -1,5 +1,8 @@
+import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
-import auth from '../services/auth.js'
+import { LoginService } from '../services/login_service.js'
+import { SessionService } from '../services/session_service.js'
+import { AuthorizationService } from '../services/authorization_service.js'
 import {
   authorizeValidator,
   changePasswordValidator,
@@ -24,13 +27,20 @@ const paramsOf = (ctx: HttpContext) => ({ ...ctx.request.qs(), ...ctx.request.bo
  * Login and token endpoints of the auth service. Thin: validation here,
  * everything else in LoginService / SessionService / AuthorizationService.
  */
+@inject()
 export default class AuthController {
+  constructor(
+    private logins: LoginService,
+    private sessions: SessionService,
+    private authorizations: AuthorizationService
+  ) {}
+
   /** `POST {auth_url}/login`: password (+ TOTP code) login, optionally for an authorization request. */
   login(ctx: HttpContext) {
     return respond(ctx, async () => {
       const input = await loginValidator.validate(ctx.request.body())
       const login = input.login ?? input.email ?? input.username ?? ''
-      return auth.login.passwordLogin({ ...input, login }, clientOf(ctx))
+      return this.logins.passwordLogin({ ...input, login }, clientOf(ctx))
     })
   }
 
@@ -38,7 +48,7 @@ export default class AuthController {
   confirmSetup(ctx: HttpContext) {
     return respond(ctx, async () => {
       const input = await confirmSetupValidator.validate(ctx.request.body())
-      return auth.login.confirmSetup(input, clientOf(ctx))
+      return this.logins.confirmSetup(input, clientOf(ctx))
     })
   }
 
@@ -46,7 +56,7 @@ export default class AuthController {
   confirmTotp(ctx: HttpContext) {
     return respond(ctx, async () => {
       const input = await confirmTotpValidator.validate(ctx.request.body())
-      return auth.login.confirmTotpLogin(input, clientOf(ctx))
+      return this.logins.confirmTotpLogin(input, clientOf(ctx))
     })
   }
 
@@ -54,7 +64,7 @@ export default class AuthController {
   refresh(ctx: HttpContext) {
     return respond(ctx, async () => {
       const input = await refreshValidator.validate(ctx.request.body())
-      const tokens = await auth.sessions.refresh(input.refresh_token)
+      const tokens = await this.sessions.refresh(input.refresh_token)
       return {
         success: true,
         jwt: tokens.jwt,
@@ -70,8 +80,8 @@ export default class AuthController {
     return respond(ctx, async () => {
       const header = ctx.request.header('authorization')
       if (header) {
-        const identity = await auth.sessions.authenticate(header)
-        await auth.sessions.revoke(identity)
+        const identity = await this.sessions.authenticate(header)
+        await this.sessions.revoke(identity)
       } else {
         const input = await logoutValidator.validate(ctx.request.body())
         if (!input.refresh_token) {
@@ -80,7 +90,7 @@ export default class AuthController {
             'Send Authorization: Bearer <access token> or a refresh_token'
           )
         }
-        await auth.sessions.revokeByRefreshToken(input.refresh_token)
+        await this.sessions.revokeByRefreshToken(input.refresh_token)
       }
       return { success: true, message: 'Signed out' }
     })
@@ -90,13 +100,13 @@ export default class AuthController {
   changePassword(ctx: HttpContext) {
     return respond(ctx, async () => {
       const input = await changePasswordValidator.validate(ctx.request.body())
-      const problems = auth.login.passwordProblems(input.password)
+      const problems = this.logins.passwordProblems(input.password)
       if (problems.length > 0) {
         throw authError('validation_error', 'The new password does not meet the password policy', {
           errors: { password: problems },
         })
       }
-      return auth.login.changePassword(input)
+      return this.logins.changePassword(input)
     })
   }
 
@@ -108,7 +118,7 @@ export default class AuthController {
     return respond(ctx, async () => {
       const params = paramsOf(ctx)
       await authorizeValidator.validate(params)
-      const started = await auth.authorizations.start(params)
+      const started = await this.authorizations.start(params)
       return {
         success: true,
         request_id: started.requestId,

@@ -1,7 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
-import auth from '../services/auth.js'
-import type { BearerIdentity } from '../services/session_service.js'
+import type { ApplicationService } from '@adonisjs/core/types'
+import { SessionService, type BearerIdentity } from '../services/session_service.js'
 import { sendError } from './responses.js'
 
 declare module '@adonisjs/core/http' {
@@ -15,13 +15,17 @@ declare module '@adonisjs/core/http' {
  * Protected auth routes: a valid access token of a still active session, or
  * 'unauthorized'. A plain function rather than a middleware class: it runs on
  * every protected request, and a class would be built by the container each
- * time.
+ * time. The session service is resolved on the first request, then kept.
  */
-export default async function bearer(ctx: HttpContext, next: NextFn) {
-  try {
-    ctx.authIdentity = await auth.sessions.authenticate(ctx.request.header('authorization'))
-  } catch (error) {
-    return sendError(ctx, error)
+export function bearerMiddleware(app: ApplicationService) {
+  let sessions: SessionService | null = null
+  return async function bearer(ctx: HttpContext, next: NextFn) {
+    try {
+      sessions ??= await app.container.make(SessionService)
+      ctx.authIdentity = await sessions.authenticate(ctx.request.header('authorization'))
+    } catch (error) {
+      return sendError(ctx, error)
+    }
+    return next()
   }
-  return next()
 }

@@ -1,35 +1,30 @@
+import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
-import limiter from '@adonisjs/limiter/services/main'
-import access from '#core/services/access'
-import auth from '../services/auth.js'
+import { SessionService } from '../services/session_service.js'
 import { respond, send } from './responses.js'
 
 /** Endpoints behind the bearer middleware (ctx.authIdentity is set). */
+@inject()
 export default class SessionsController {
+  constructor(private sessions: SessionService) {}
+
   /**
    * `POST {auth_url}/api/sessions/revoke-others` (4.B.1): every other auth
    * session of the user, and all its request-API sesskeys and oauthkeys, are
-   * revoked. Rate limited per user.
+   * revoked (SessionService.revokeOthers, rate limited per user).
    */
   revokeOthers(ctx: HttpContext) {
     return respond(ctx, async () => {
-      const identity = ctx.authIdentity!
-      const { maxRequests, window } = auth.config.revokeOthers
-      await limiter
-        .use({ requests: maxRequests, duration: window })
-        .consume(`auth:revoke-others:${identity.userUuid}`)
-
-      const authSessions = await auth.sessions.revokeOthers(identity.userId, identity.sessionId)
-      const api = await access.revokeAllSessionsOf(identity.userId, 'revoke-others')
-      const revoked = authSessions + api.sessions
+      const revoked = await this.sessions.revokeOthers(ctx.authIdentity!)
+      const total = revoked.authSessions + revoked.apiSessions
       return {
         success: true,
-        message: revoked === 1 ? '1 other session revoked' : `${revoked} other sessions revoked`,
-        revoked,
+        message: total === 1 ? '1 other session revoked' : `${total} other sessions revoked`,
+        revoked: total,
         details: {
-          auth_sessions: authSessions,
-          api_sessions: api.sessions,
-          oauthkeys: api.oauthkeys,
+          auth_sessions: revoked.authSessions,
+          api_sessions: revoked.apiSessions,
+          oauthkeys: revoked.oauthkeys,
         },
       }
     })
@@ -42,7 +37,7 @@ export default class SessionsController {
       return {
         success: true,
         current: identity.sessionId,
-        sessions: await auth.sessions.listActive(identity.userId),
+        sessions: await this.sessions.listActive(identity.userId),
       }
     })
   }

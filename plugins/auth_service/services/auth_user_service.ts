@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import type { Database } from '@adonisjs/lucid/database'
+import { inject } from '@adonisjs/core'
+import { Database } from '@adonisjs/lucid/database'
 import type User from '#models/user'
-import type { Clock } from './clock.js'
+import { Clock } from './clock.js'
+import { AuthConfig } from '../config.js'
 
 export type TotpPolicy = 'optional' | 'required'
 
@@ -33,12 +35,17 @@ const isUniqueViolation = (error: any) =>
  * stays untouched): the public uuid answered as `user.id`, the TOTP
  * enrolment, the per-user TOTP policy and the forced password change.
  */
+@inject()
 export class AuthUserService {
+  private globalPolicy: TotpPolicy
+
   constructor(
     private db: Database,
     private clock: Clock,
-    private globalPolicy: TotpPolicy
-  ) {}
+    config: AuthConfig
+  ) {
+    this.globalPolicy = config.totp.policy
+  }
 
   async find(userId: number): Promise<AuthUserRow | null> {
     const row = await this.db.from('auth_users').where('user_id', userId).first()

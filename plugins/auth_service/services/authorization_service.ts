@@ -1,5 +1,7 @@
-import type { Database } from '@adonisjs/lucid/database'
-import type { Clock } from './clock.js'
+import { inject } from '@adonisjs/core'
+import { Database } from '@adonisjs/lucid/database'
+import { Clock } from './clock.js'
+import { AuthConfig } from '../config.js'
 import { opaqueToken } from './secrets.js'
 import { authError } from '../errors.js'
 
@@ -41,12 +43,17 @@ const asText = (value: unknown) =>
  * and authorization requests (state, nonce, response mode, pass-through
  * parameters) that a login completes once, before they expire.
  */
+@inject()
 export class AuthorizationService {
+  private ttlSeconds: number
+
   constructor(
     private db: Database,
     private clock: Clock,
-    private ttlSeconds: number
-  ) {}
+    config: AuthConfig
+  ) {
+    this.ttlSeconds = config.ttl.requestSeconds
+  }
 
   async registerClient(client: AuthClient) {
     const values = { name: client.name, redirect_uris: JSON.stringify(client.redirectUris) }

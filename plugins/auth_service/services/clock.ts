@@ -1,7 +1,8 @@
 /**
  * The auth service's notion of "now". Every expiry (tokens, setup tokens,
  * authorization requests, TOTP steps) is computed from it, so tests can move
- * time forward instead of sleeping.
+ * time forward instead of sleeping. One per process: a container singleton
+ * (tests resolve it with `app.container.make(Clock)`).
  */
 export class Clock {
   private offsetMs = 0
@@ -31,8 +32,3 @@ export class Clock {
     this.frozenAt = null
   }
 }
-
-/** The process-wide clock of the auth service. */
-const clock = new Clock()
-
-export default clock

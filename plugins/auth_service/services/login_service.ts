@@ -1,16 +1,19 @@
+import { inject } from '@adonisjs/core'
 import hash from '@adonisjs/core/services/hash'
-import type { Database } from '@adonisjs/lucid/database'
-import type { LimiterManager } from '@adonisjs/limiter'
+import limiter from '@adonisjs/limiter/services/main'
+import { Database } from '@adonisjs/lucid/database'
 import User from '#models/user'
-import type { UserService } from '#core/services/user_service'
-import type { StampService } from '#core/services/stamp_service'
-import type { Clock } from './clock.js'
-import type { AuthUserRow, AuthUserService } from './auth_user_service.js'
-import type { TotpService } from './totp_service.js'
-import type { SessionService } from './session_service.js'
-import type { AuthorizationRequest, AuthorizationService } from './authorization_service.js'
+import { UserService } from '#core/services/user_service'
+import { StampService } from '#core/services/stamp_service'
+import { CredentialService } from '#core/services/credential_service'
+import { Clock } from './clock.js'
+import { AuthUserService, type AuthUserRow } from './auth_user_service.js'
+import { TotpService } from './totp_service.js'
+import { SessionService } from './session_service.js'
+import { AuthorizationService, type AuthorizationRequest } from './authorization_service.js'
 import { digest, opaqueToken } from './secrets.js'
 import { authError } from '../errors.js'
+import { AuthConfig } from '../config.js'
 import { serializeLoginSuccess, type PasswordPolicies } from '../serializers/login_serializer.js'
 
 export interface ClientInfo {
@@ -32,11 +35,27 @@ interface PendingLogin {
   consumedAt: number | null
 }
 
-export interface LoginSettings {
+interface LoginSettings {
   setupTtlSeconds: number
   maxCodeAttempts: number
   policies: PasswordPolicies
   throttle: { maxAttempts: number; window: string }
+}
+
+function loginSettingsOf(config: AuthConfig): LoginSettings {
+  return {
+    setupTtlSeconds: config.ttl.setupSeconds,
+    maxCodeAttempts: config.totp.maxAttempts,
+    throttle: { maxAttempts: config.login.maxAttempts, window: config.login.window },
+    policies: {
+      minLength: config.password.minLength,
+      maxLength: 128,
+      requireUppercase: false,
+      requireLowercase: false,
+      requireDigit: false,
+      requireSymbol: false,
+    },
+  }
 }
 
 /**
@@ -44,57 +63,49 @@ export interface LoginSettings {
  * (setup_token), TOTP code of an enrolled user (login_token), forced password
  * change (passwordResetToken). Every completed login opens an auth session
  * and, when it began with an authorization request, consumes that request.
+ *
+ * The login and password go through core's CredentialService, the check
+ * createOauthkey uses too: the same throttle counters (per login, per
+ * address), the same limits, the same dummy hash for unknown logins.
  */
+@inject()
 export class LoginService {
-  private dummyHash: Promise<string> | null = null
+  private settings: LoginSettings
 
   constructor(
     private db: Database,
     private clock: Clock,
     private stamps: StampService,
     private users: UserService,
+    private credentials: CredentialService,
     private authUsers: AuthUserService,
     private totp: TotpService,
     private sessions: SessionService,
     private authorizations: AuthorizationService,
-    private limiter: LimiterManager<any>,
-    private settings: LoginSettings
-  ) {}
+    config: AuthConfig
+  ) {
+    this.settings = loginSettingsOf(config)
+  }
 
   async passwordLogin(
     input: { login: string; password: string; code?: string; request_id?: string },
     client: ClientInfo
   ) {
     const request = await this.requestOf(input.request_id)
-    const throttles = this.throttles(input.login, client.ip)
-    for (const { limiter: throttle, key } of throttles) {
-      if (await throttle.isBlocked(key)) {
-        const retryAfter = Math.max(1, await throttle.availableIn(key))
-        throw authError(
-          'too_many_requests',
-          `Too many failed sign-in attempts, retry in ${retryAfter} seconds`,
-          {
-            retry_after: retryAfter,
-          }
-        )
-      }
+    // A TOTP code may follow: the login's failures are forgiven once the whole sign-in succeeds.
+    const check = await this.credentials.verify(input.login, input.password, client.ip, {
+      secondFactor: true,
+    })
+    if (!check.ok && check.reason === 'throttled') {
+      throw authError(
+        'too_many_requests',
+        `Too many failed sign-in attempts, retry in ${check.retryAfter} seconds`,
+        { retry_after: check.retryAfter }
+      )
     }
-    const fail = async (error: Error) => {
-      for (const { limiter: throttle, key } of throttles) await throttle.increment(key)
-      return error
-    }
-    // A success forgives the login's failures, not the address's (one address may try many logins).
-    const succeeded = () => throttles[0].limiter.delete(throttles[0].key)
-
-    const user = await this.users.findByLogin(input.login)
-    if (!user) {
-      // As slow as a wrong password, so that timing does not tell which logins exist.
-      this.dummyHash ??= hash.make('no account has this password')
-      await hash.verify(await this.dummyHash, input.password)
-    }
-    if (!user || !(await this.users.verifyPassword(user, input.password))) {
-      throw await fail(authError('invalid_credentials', 'Invalid login or password'))
-    }
+    if (!check.ok) throw authError('invalid_credentials', 'Invalid login or password')
+    const user = check.user
+    const succeeded = () => this.credentials.succeeded(input.login)
     const authUser = await this.authUsers.ensure(user)
 
     if (this.authUsers.isEnrolled(authUser)) {
@@ -117,7 +128,9 @@ export class LoginService {
           true
         )
       } catch (error) {
-        throw await fail(error as Error)
+        // A wrong code after a right password counts like a wrong password.
+        await this.credentials.failed(input.login, client.ip)
+        throw error
       }
       await succeeded()
       return this.complete(user, authUser, request, client)
@@ -268,20 +281,6 @@ export class LoginService {
   }
 
   /**
-   * Failed sign-ins are counted per login and per client address; the address
-   * allows ten times more (offices and NATs share one address).
-   */
-  private throttles(login: string, ip: string) {
-    const { maxAttempts, window } = this.settings.throttle
-    const use = (requests: number) =>
-      this.limiter.use({ requests, duration: window, blockDuration: window })
-    return [
-      { limiter: use(maxAttempts), key: `auth:login:${login.trim().toLowerCase()}` },
-      { limiter: use(maxAttempts * 10), key: `auth:ip:${ip}` },
-    ]
-  }
-
-  /**
    * Checks a TOTP code and answers its time step. Wrong (or replayed) codes
    * are counted per user across every way of giving one (login body,
    * login_token, setup_token), so asking for new tokens buys no new guesses.
@@ -295,7 +294,7 @@ export class LoginService {
     consume: boolean
   ): Promise<number> {
     const { maxAttempts, window } = this.settings.throttle
-    const throttle = this.limiter.use({
+    const throttle = limiter.use({
       requests: maxAttempts,
       duration: window,
       blockDuration: window,
@@ -314,13 +313,6 @@ export class LoginService {
     }
     await throttle.delete(key)
     return step
-  }
-
-  /** Forgets the failed sign-ins counted for a login and/or an address (admin unblock, tests). */
-  async resetThrottle(input: { login?: string; ip?: string }) {
-    const [byLogin, byAddress] = this.throttles(input.login ?? '', input.ip ?? '')
-    if (input.login) await byLogin.limiter.delete(byLogin.key)
-    if (input.ip) await byAddress.limiter.delete(byAddress.key)
   }
 
   private async createPending(

@@ -7,20 +7,25 @@ import type { SessionStateCache } from './session_state_cache.js'
  * Carries "the sessions of user X changed" to every instance's session-state
  * cache. `invalidateUser` resolves only once every instance holding a cache
  * has dropped that user's entries, so the revoking request can answer knowing
- * the next bearer check anywhere reads the database.
+ * the next bearer check anywhere reads the database. An abstract class so the
+ * container can bind the implementation chosen at boot by this type.
  */
-export interface RevocationBus {
+export abstract class RevocationBus {
+  /** The session-state cache this bus keeps right; null: no cache, every check reads the database. */
+  abstract readonly cache: SessionStateCache | null
   /** Whether this instance may trust its cache right now. */
-  readonly healthy: boolean
-  start(): Promise<void>
-  stop(): Promise<void>
-  invalidateUser(userId: number): Promise<void>
+  abstract readonly healthy: boolean
+  abstract start(): Promise<void>
+  abstract stop(): Promise<void>
+  abstract invalidateUser(userId: number): Promise<void>
 }
 
 /** One process: the cache is local, invalidation is immediate. */
-export class LocalRevocationBus implements RevocationBus {
+export class LocalRevocationBus extends RevocationBus {
   readonly healthy = true
-  constructor(private cache: SessionStateCache) {}
+  constructor(readonly cache: SessionStateCache) {
+    super()
+  }
   async start() {}
   async stop() {}
   async invalidateUser(userId: number) {
@@ -29,7 +34,8 @@ export class LocalRevocationBus implements RevocationBus {
 }
 
 /** No cache at all (several instances without Redis): every check reads the database. */
-export class NoRevocationBus implements RevocationBus {
+export class NoRevocationBus extends RevocationBus {
+  readonly cache = null
   readonly healthy = false
   async start() {}
   async stop() {}
@@ -53,7 +59,7 @@ interface PendingAcks {
  * messages: it is unhealthy (its bearer checks read the database) and it
  * empties its cache when the connection comes back.
  */
-export class RedisRevocationBus implements RevocationBus {
+export class RedisRevocationBus extends RevocationBus {
   private readonly instanceId = randomUUID()
   private readonly channel: string
   private readonly ackChannel: string
@@ -65,11 +71,12 @@ export class RedisRevocationBus implements RevocationBus {
 
   constructor(
     private redis: RedisConnection,
-    private cache: SessionStateCache,
+    readonly cache: SessionStateCache,
     private logger: Logger,
     prefix: string,
     private ackTimeoutMs = 2000
   ) {
+    super()
     this.channel = `${prefix}auth:revocations`
     this.ackChannel = `${prefix}auth:acks:${this.instanceId}`
   }

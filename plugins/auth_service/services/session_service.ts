@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto'
-import type { Database } from '@adonisjs/lucid/database'
+import { inject } from '@adonisjs/core'
+import { Database } from '@adonisjs/lucid/database'
+import limiter from '@adonisjs/limiter/services/main'
 import type User from '#models/user'
-import type { UserService } from '#core/services/user_service'
-import type { Clock } from './clock.js'
-import type { TokenService, VerifiedAccess } from './token_service.js'
-import type { SessionStateCache } from './session_state_cache.js'
-import type { RevocationBus } from './revocation_bus.js'
-import type { AuthUserService } from './auth_user_service.js'
+import { UserService } from '#core/services/user_service'
+import { AccessService } from '#core/services/access_service'
+import { Clock } from './clock.js'
+import { TokenService, type VerifiedAccess } from './token_service.js'
+import { RevocationBus } from './revocation_bus.js'
+import { AuthUserService } from './auth_user_service.js'
 import { digest, opaqueToken } from './secrets.js'
 import { authError } from '../errors.js'
+import { AuthConfig } from '../config.js'
 
 /** Who a valid bearer token speaks for. */
 export interface BearerIdentity {
@@ -41,6 +44,7 @@ export interface SessionMeta {
  * verifies the signature and that the session is still active (through the
  * session-state cache when it is trustworthy, the database otherwise).
  */
+@inject()
 export class SessionService {
   constructor(
     private db: Database,
@@ -48,10 +52,15 @@ export class SessionService {
     private tokens: TokenService,
     private users: UserService,
     private authUsers: AuthUserService,
-    private cache: SessionStateCache | null,
+    /** Chosen at boot with the session-state cache it keeps right (the provider's factory). */
     private bus: RevocationBus,
-    private refreshTtlSeconds: number
+    private access: AccessService,
+    private config: AuthConfig
   ) {}
+
+  private get refreshTtlSeconds() {
+    return this.config.ttl.refreshSeconds
+  }
 
   /** A new session for a user whose login just completed, with its first tokens. */
   async open(user: User, userUuid: string, meta: SessionMeta): Promise<IssuedTokens> {
@@ -183,13 +192,14 @@ export class SessionService {
   }
 
   private async isActive(sessionId: string, userId: number): Promise<boolean> {
-    const useCache = this.cache !== null && this.bus.healthy
+    const cache = this.bus.cache
+    const useCache = cache !== null && this.bus.healthy
     const now = this.clock.now()
     if (useCache) {
-      const cached = this.cache!.get(sessionId, now)
+      const cached = cache.get(sessionId, now)
       if (cached) return cached.active && cached.userId === userId
     }
-    const mark = this.cache?.mark() ?? 0
+    const mark = cache?.mark() ?? 0
     const row = await this.db
       .from('auth_sessions')
       .where('public_id', sessionId)
@@ -197,7 +207,7 @@ export class SessionService {
       .first()
     if (!row) return false
     const state = { userId: Number(row.user_id), active: row.revoked_at === null, cachedAt: now }
-    if (useCache) this.cache!.set(sessionId, state, mark)
+    if (useCache) cache.set(sessionId, state, mark)
     return state.active && state.userId === userId
   }
 
@@ -223,13 +233,21 @@ export class SessionService {
     return this.revokeWhere(Number(row.user_id), (query) => query.where('id', row.id), 'logout')
   }
 
-  /** revoke-others: every active session of the user but `keepSessionId`; answers how many were revoked. */
-  async revokeOthers(userId: number, keepSessionId: string) {
-    return this.revokeWhere(
-      userId,
-      (query) => query.whereNot('public_id', keepSessionId),
-      'revoke_others'
-    )
+  /**
+   * revoke-others (4.B.1): every other auth session of the user, and every
+   * request-API sesskey and oauthkey of the user (core's AccessService), so
+   * that both worlds agree "only the current session remains". Rate limited
+   * per user (AUTH_REVOKE_MAX_REQUESTS per AUTH_REVOKE_WINDOW): over the
+   * limit the limiter's E_TOO_MANY_REQUESTS is thrown, before anything is revoked.
+   */
+  async revokeOthers(identity: Pick<BearerIdentity, 'userId' | 'userUuid' | 'sessionId'>) {
+    const { maxRequests, window } = this.config.revokeOthers
+    await limiter
+      .use({ requests: maxRequests, duration: window })
+      .consume(`auth:revoke-others:${identity.userUuid}`)
+    const authSessions = await this.revokeAll(identity.userId, 'revoke_others', identity.sessionId)
+    const api = await this.access.revokeAllSessionsOf(identity.userId, 'revoke-others')
+    return { authSessions, apiSessions: api.sessions, oauthkeys: api.oauthkeys }
   }
 
   /** Every session of the user (e.g. after a password change), except `keep` when given. */

@@ -1,7 +1,9 @@
 import { generateSecret, generateURI, verify } from 'otplib'
-import type { Database } from '@adonisjs/lucid/database'
-import type { Clock } from './clock.js'
-import type { SecretBox } from './secrets.js'
+import { inject } from '@adonisjs/core'
+import { Database } from '@adonisjs/lucid/database'
+import { Clock } from './clock.js'
+import { SecretBox } from './secrets.js'
+import { AuthConfig } from '../config.js'
 
 /** Codes from one step before or after the current one are accepted (clock drift of the device). */
 const TOLERANCE_SECONDS = 30
@@ -13,13 +15,18 @@ const TOLERANCE_SECONDS = 30
  * with a conditional update, so two concurrent uses of one code cannot both
  * pass).
  */
+@inject()
 export class TotpService {
+  private issuer: string
+
   constructor(
     private db: Database,
     private clock: Clock,
     private box: SecretBox,
-    private issuer: string
-  ) {}
+    config: AuthConfig
+  ) {
+    this.issuer = config.issuer
+  }
 
   newSecret(): string {
     return generateSecret()

@@ -1,11 +1,23 @@
 import { generate } from 'otplib'
+import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { serverUrl } from '#tests/helpers/server'
 import { makeUser, TEST_PASSWORD } from '#tests/helpers/users'
-import auth from '#plugins/auth_service/services/auth'
-import clock from '#plugins/auth_service/services/clock'
+import { CredentialService } from '#core/services/credential_service'
+import authConfig from '#plugins/auth_service/config'
+import { Clock } from '#plugins/auth_service/services/clock'
+import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
+import { AuthorizationService } from '#plugins/auth_service/services/authorization_service'
+import { TotpService } from '#plugins/auth_service/services/totp_service'
 
-export { TEST_PASSWORD }
+export { TEST_PASSWORD, authConfig }
+
+/** The running application's services (container singletons), for setting up and inspecting. */
+export const clock = await app.container.make(Clock)
+export const credentials = await app.container.make(CredentialService)
+export const authUsers = await app.container.make(AuthUserService)
+export const totp = await app.container.make(TotpService)
+const authorizations = await app.container.make(AuthorizationService)
 
 export interface Answer {
   status: number
@@ -39,7 +51,7 @@ export async function call(
     body = options.raw
   }
   if (options.token) headers.Authorization = `Bearer ${options.token}`
-  const response = await fetch(`${serverUrl()}${auth.config.prefix}${path}`, {
+  const response = await fetch(`${serverUrl()}${authConfig.prefix}${path}`, {
     method,
     headers,
     body,
@@ -62,8 +74,8 @@ export async function authUser(
   options: { totp?: 'required' | 'optional'; mustChangePassword?: boolean } = {}
 ) {
   const user = await makeUser()
-  if (options.totp) await auth.authUsers.setPolicy(user, options.totp)
-  if (options.mustChangePassword) await auth.authUsers.setMustChangePassword(user, true)
+  if (options.totp) await authUsers.setPolicy(user, options.totp)
+  if (options.mustChangePassword) await authUsers.setMustChangePassword(user, true)
   return user
 }
 
@@ -94,7 +106,7 @@ export function nextStep() {
 
 /** Enrols a user through the real enforced-setup flow; answers the secret and the completed body. */
 export async function enrol(user: { email: string | null; code: string; id: number }) {
-  await auth.authUsers.setPolicy(user, 'required')
+  await authUsers.setPolicy(user, 'required')
   const started = await post('/login', { login: user.email, password: TEST_PASSWORD })
   const secret = started.body.twoFactorData.secret as string
   const done = await post('/login/2fa/setup/confirm', {
@@ -119,11 +131,11 @@ export async function deleteUser(userId: number) {
 }
 
 export async function registerClient(clientId: string, redirectUris: string[]) {
-  await auth.authorizations.registerClient({ clientId, name: `Client ${clientId}`, redirectUris })
+  await authorizations.registerClient({ clientId, name: `Client ${clientId}`, redirectUris })
 }
 
 /** Every test starts on the real time, with no failed sign-ins counted for the loopback address. */
 export async function resetAuthState() {
   clock.reset()
-  await auth.login.resetThrottle({ ip: '127.0.0.1' })
+  await credentials.reset({ ip: '127.0.0.1' })
 }

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
+import app from '@adonisjs/core/services/app'
 import type { Actor } from '#core/rpc/base_operation'
 import { NO_RESTRICTIONS } from '#models/api_session'
 import type ApiSession from '#models/api_session'
 import type User from '#models/user'
-import users from '#core/services/users'
-import books from '../services/books.js'
-import members from '../services/members.js'
-import messages from '../services/messages.js'
+import { UserService } from '#core/services/user_service'
+import { BookService } from '../services/book_service.js'
+import { MemberService } from '../services/member_service.js'
+import { MessageService } from '../services/message_service.js'
 import { RIGHT_READWRITEDELETE } from '../rights.js'
 
 /** The services act for an actor; demo data is written as the users themselves, outside any session. */
@@ -24,6 +25,12 @@ const actorFor = (user: User): Actor => ({
  * calendar event. Runs once, when quire:setup creates the demo admin.
  */
 export default async function seedBooksDemo({ adminId }: { adminId: number }) {
+  const [users, books, members, messages] = await Promise.all([
+    app.container.make(UserService),
+    app.container.make(BookService),
+    app.container.make(MemberService),
+    app.container.make(MessageService),
+  ])
   const admin = await users.findById(adminId)
   if (!admin) return
   const camille =

@@ -71,6 +71,8 @@ const FALSE_WORDS = new Set(['0', 'false', 'off', 'no', ''])
  * pref's type; undefined when it cannot be read as that type.
  */
 export function coercePref(kind: PrefKind, value: unknown): unknown {
+  // An object or array is no pref value (and bracket form's objects cannot even be converted).
+  if (value !== null && typeof value === 'object') return undefined
   switch (kind) {
     case 'boolean': {
       if (typeof value === 'boolean') return value
@@ -87,17 +89,9 @@ export function coercePref(kind: PrefKind, value: unknown): unknown {
       return Number.isInteger(number) && String(value ?? '').trim() !== '' ? number : undefined
     }
     case 'string':
-      return value === null || value === undefined
-        ? ''
-        : typeof value === 'object'
-          ? undefined
-          : String(value)
+      return value === null || value === undefined ? '' : String(value)
     case 'nullableString':
-      return value === null || value === undefined || value === ''
-        ? null
-        : typeof value === 'object'
-          ? undefined
-          : String(value)
+      return value === null || value === undefined || value === '' ? null : String(value)
   }
 }
 

@@ -1,23 +1,35 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import stamps from '#core/services/stamps'
-import books from '../services/books.js'
+import { StampService } from '#core/services/stamp_service'
+import { BookService } from '../services/book_service.js'
 import { serializeBook } from '../serializers/book_serializer.js'
 import { bookFields, bookOf } from '../validators/params.js'
 
+const validator = vine.compile(vine.object({ ...bookFields }))
+
 /** unarchiveBook (extension): RIGHT_ADMIN; the book can be written again. */
+@inject()
 export default class UnarchiveBook extends BaseOperation {
   static operation = 'unarchiveBook'
   static writes = true
-  static validator = vine.compile(vine.object({ ...bookFields }))
+  static validator = validator
 
-  async handle(input: { b_o?: string; b_c?: string }, ctx: OperationContext) {
+  constructor(
+    private books: BookService,
+    private stamps: StampService
+  ) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
     const actor = ctx.actor!
     const named = bookOf(actor, input)
-    await books.setArchived(actor, named.b_o, named.b_c, false)
+    await this.books.setArchived(actor, named.b_o, named.b_c, false)
     return {
-      sstamp: await stamps.watermark(),
-      book: serializeBook(await books.infoFor(actor, named.b_o, named.b_c)),
+      sstamp: await this.stamps.watermark(),
+      book: serializeBook(await this.books.infoFor(actor, named.b_o, named.b_c)),
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { BookRow, MemberRow, MessageRow } from '../models/rows.js'
+import type { BookRow, MemberRow, MessageRow } from '../models/records.js'
 import {
   OWNER_PREF_DEFAULTS,
   OWNER_PREF_KINDS,
@@ -89,7 +89,10 @@ export const serializeBookUserPrefs = memoized((raw) => {
   return { ...prefs, syncWithHubic: prefs.syncWithStorage }
 })
 
-/** A book as getAllBooks and getBookInfo answer it (2.4 and client-facts "Users and books"). */
+/**
+ * A book as getAllBooks and getBookInfo answer it: docs/spec/service-interface.md
+ * 2.4 and docs/spec/client-facts.md "Users and books".
+ */
 export function serializeBook(view: BookView) {
   const { book, member } = view
   const gone = view.gone

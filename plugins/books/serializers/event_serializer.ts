@@ -1,4 +1,4 @@
-import type { EventRow, ReminderData } from '../models/rows.js'
+import type { EventRow, ReminderData } from '../models/records.js'
 import { parseJson } from '../models/prefs.js'
 
 const int = (value: unknown) => Math.trunc(Number(value ?? 0)) || 0

@@ -1,4 +1,4 @@
-import type { EventRow, MediaEntry, MessageRow } from '../models/rows.js'
+import type { EventRow, MediaEntry, MessageRow } from '../models/records.js'
 import { parseJson } from '../models/prefs.js'
 import { serializeEventFields } from './event_serializer.js'
 
@@ -65,7 +65,8 @@ export function serializeMessage(row: MessageRow, context: MessageContext) {
 
 /**
  * A book's lastMsg (2.4): the message plus b_c and b_o, with the HTML body
- * spelled msgBodyHtml. E-mail bodies are not sent here (2.15): both are empty.
+ * spelled msgBodyHtml. E-mail bodies are not sent here (version 2.15,
+ * docs/spec/service-interface.md part 9): both are empty.
  */
 export function serializeLastMessage(
   row: MessageRow,

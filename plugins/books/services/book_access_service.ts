@@ -4,6 +4,17 @@ import { rpcError } from '#core/rpc/errors'
 import { NEED_RIGHT, RIGHT_NAMES, type BookNeed } from '../rights.js'
 
 export type { BookNeed } from '../rights.js'
+/** The member rights, for other plugins (tables): they import them from this service, not from rights.ts. */
+export {
+  RIGHT_READ,
+  RIGHT_READWRITE,
+  RIGHT_READWRITEDELETE,
+  RIGHT_ADMIN,
+  RIGHT_OWNER,
+  RIGHT_NAMES,
+  NEED_RIGHT,
+  isValidRight,
+} from '../rights.js'
 
 /** A book as other plugins see it: its wire identity (b_o, b_c), owner and state. */
 export interface BookRef {
@@ -159,3 +170,15 @@ export class BookAccessService {
 }
 
 const notFound = () => rpcError('NOT_FOUND', 'Book not found')
+
+/**
+ * The book an operation names: b_c is required (a restricted session
+ * defaults to its book); b_o defaults to the session's book owner, then to
+ * the acting user (u_c), as sendMsg does.
+ */
+export function bookOf(actor: Actor, input: { b_o?: string; b_c?: string }) {
+  const code = input.b_c || actor.restrictions.carnet_code || ''
+  if (code === '') throw rpcError('MISSING_PARAMETER', 'Missing parameter: b_c', { field: 'b_c' })
+  const owner = input.b_o || actor.restrictions.carnet_owner || actor.user.code
+  return { b_o: owner, b_c: code }
+}

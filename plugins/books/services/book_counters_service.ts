@@ -1,9 +1,12 @@
 import app from '@adonisjs/core/services/app'
 import type { Logger } from '@adonisjs/core/logger'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { Actor } from '#core/rpc/base_operation'
+import { rpcError } from '#core/rpc/errors'
 import type { StampService } from '#core/services/stamp_service'
 import { trxQuery } from '#core/native_sql'
-import { TABLES } from '../models/rows.js'
+import { TABLES } from '../models/records.js'
+import type { BookRef } from './book_access_service.js'
 
 /**
  * nbMsgs and nbNotRead without a hot row.
@@ -24,7 +27,11 @@ import { TABLES } from '../models/rows.js'
  * committed: a message that commits late is never skipped.
  *
  * deleteMsg and mark-as-read lock the book row (exclusive and shared) so they
- * serialize with refresh() and adjust whichever part holds the message.
+ * serialize with refresh() and adjust whichever part holds the message. The
+ * read marker (markRead) lives here for that reason: it rewrites the member's
+ * counted part.
+ *
+ * Bound by the provider with a factory (the refresh delay is a config value).
  */
 export class BookCountersService {
   private pending = new Map<number, NodeJS.Timeout>()
@@ -121,5 +128,62 @@ export class BookCountersService {
        WHERE book_id = ? AND invite = 'accepted' AND del = ?`,
       [bookId, from, until, false, bookId, false]
     )
+  }
+
+  /**
+   * markBooksMessagesAsRead and the socket's clearNotRead: the member has read
+   * the book up to `upTo` (default: its newest message). Never moves back.
+   */
+  async markRead(actor: Actor, book: BookRef, upTo?: number) {
+    return this.stamps.write(async ({ trx, stamp }) => {
+      // Shared lock: serializes with a counters refresh, not with other readers.
+      const locked = await trx
+        .from(TABLES.books)
+        .where('id', book.id)
+        .forShare()
+        .select('counted_until')
+        .first()
+      const member = await trx
+        .from(TABLES.members)
+        .where('book_id', book.id)
+        .where('user_id', actor.user.id)
+        .where('del', false)
+        .forUpdate()
+        .first()
+      if (!member || member.invite !== 'accepted') throw rpcError('NOT_FOUND', 'Book not found')
+      const newestRow = await trx
+        .from(TABLES.messages)
+        .where('book_id', book.id)
+        .where('del', false)
+        .max('smid as smid')
+        .first()
+      const newest = Number(newestRow?.smid ?? 0)
+      const target = Math.max(
+        Number(member.last_msg_read),
+        upTo === undefined ? newest : Math.min(upTo, newest)
+      )
+      let unread = 0
+      if (target < newest) {
+        const row = await trx
+          .from(TABLES.messages)
+          .where('book_id', book.id)
+          .where('del', false)
+          .where('smid', '>', target)
+          .where('cstamp', '<=', Number(locked?.counted_until ?? 0))
+          .whereNot('creator_id', actor.user.id)
+          .count('* as total')
+          .first()
+        unread = Number(row?.total ?? 0)
+      }
+      if (target !== Number(member.last_msg_read) || unread !== Number(member.nb_not_read)) {
+        await trx.from(TABLES.members).where('id', member.id).update({
+          last_msg_read: target,
+          nb_not_read: unread,
+          sstamp: stamp,
+          updated_at: new Date(),
+        })
+      }
+      return { book, lastMsgRead: target }
+    })
   }
 }

@@ -1,6 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
-import type { BookRow, MemberRow, MessageRow } from '../models/rows.js'
-import { TABLES } from '../models/rows.js'
+import type { UserService } from '#core/services/user_service'
+import type { BookRow, MemberRow, MessageRow } from '../models/records.js'
+import { TABLES } from '../models/records.js'
 
 /**
  * Set-wise reads shared by the books services: each takes many books at
@@ -50,39 +51,16 @@ export async function bookMessageHeads(bookIds: number[]) {
 }
 
 /**
- * Users' codes by id. Message queries never join users: with few users the
- * planner would drive the join from users and scan a book's messages through
- * the creator index instead of reading the newest ones from (book_id, del, smid).
+ * The newest live message of each book (smids from bookMessageHeads), with its
+ * creator's code. Message queries never join users: with few users the planner
+ * would drive the join from users and scan a book's messages through the
+ * creator index instead of reading the newest ones from (book_id, del, smid).
  */
-export async function userCodes(ids: Iterable<number>) {
-  const result = new Map<number, string>()
-  const missing: number[] = []
-  for (const id of new Set([...ids].map(Number))) {
-    const known = codeCache.get(id)
-    if (known === undefined) missing.push(id)
-    else result.set(id, known)
-  }
-  for (const group of chunks(missing)) {
-    const rows = await db.from('users').whereIn('id', group).select('id', 'code')
-    for (const row of rows) {
-      if (codeCache.size >= CODE_CACHE_SIZE) codeCache.clear()
-      codeCache.set(Number(row.id), row.code)
-      result.set(Number(row.id), row.code)
-    }
-  }
-  return result
-}
-
-/** A user's code never changes (no operation renames a user): codes are cached by id. */
-const CODE_CACHE_SIZE = 10_000
-const codeCache = new Map<number, string>()
-
-/** The newest live message of each book (smids from bookMessageHeads), with its creator's code. */
-export async function lastMessages(lastSmids: number[]) {
+export async function lastMessages(lastSmids: number[], users: UserService) {
   const result = new Map<number, { row: MessageRow; u_c: string }>()
   for (const smids of chunks(lastSmids.filter((smid) => smid > 0))) {
     const rows: MessageRow[] = await db.from(TABLES.messages).whereIn('smid', smids)
-    const codes = await userCodes(rows.map((row) => row.creator_id))
+    const codes = await users.codesOf(rows.map((row) => Number(row.creator_id)))
     for (const row of rows) {
       result.set(Number(row.book_id), { row, u_c: codes.get(Number(row.creator_id)) ?? '' })
     }

@@ -1,18 +1,19 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import emitter from '@adonisjs/core/services/emitter'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { readCached } from '#core/native_sql'
-import type { StampService } from '#core/services/stamp_service'
+import { StampService } from '#core/services/stamp_service'
 import { isUniqueViolation } from '#core/services/db_errors'
-import { DEFAULT_RIGHTS } from '#core/services/user_service'
+import { DEFAULT_RIGHTS, UserService } from '#core/services/user_service'
 import type User from '#models/user'
-import { TABLES, type BookRow, type MemberRow } from '../models/rows.js'
+import { TABLES, type BookRow, type MemberRow } from '../models/records.js'
 import { OWNER_PREF_KINDS, USER_PREF_KINDS, parseJson, readPrefChanges } from '../models/prefs.js'
 import { RIGHT_OWNER } from '../rights.js'
 import type { BookView, ContactView } from '../serializers/book_serializer.js'
-import type { BookAccessService, BookRef } from './book_access_service.js'
-import type { BookCountersService } from './book_counters_service.js'
+import { BookAccessService, bookOf, type BookRef } from './book_access_service.js'
+import { BookCountersService } from './book_counters_service.js'
 import {
   counterTails,
   countsFor,
@@ -48,15 +49,25 @@ type JoinedMemberRow = MemberRow & {
   owner_code: string
 }
 
+const badBooks = () =>
+  rpcError('INVALID_PARAMETER', 'Invalid parameter books: expected {b_o, b_c} or "b_o/b_c"', {
+    field: 'books',
+  })
+
+/** An object or array where a scalar is expected (bracket form makes objects String() cannot convert). */
+const isNested = (value: unknown) => value !== null && typeof value === 'object'
+
 const userHasRight = (user: User, right: string) =>
   ({ ...DEFAULT_RIGHTS, ...user.rights })[right] === true
 
 /** Books: listing (getAllBooks, getBookInfo), creation, owner settings, archive, per-member prefs. */
+@inject()
 export class BookService {
   constructor(
     private stamps: StampService,
     private access: BookAccessService,
-    private counters: BookCountersService
+    private counters: BookCountersService,
+    private users: UserService
   ) {}
 
   private joinedMembers(userId: number) {
@@ -153,7 +164,10 @@ export class BookService {
     )
     const [members, lasts, tails] = await Promise.all([
       membersOf(liveIds),
-      lastMessages(readableIds.map((bookId) => heads.get(bookId)?.lastSmid ?? 0)),
+      lastMessages(
+        readableIds.map((bookId) => heads.get(bookId)?.lastSmid ?? 0),
+        this.users
+      ),
       counterTails(
         withTail.map((row) => ({
           id: Number(row.book_id),
@@ -486,6 +500,54 @@ export class BookService {
       )
     })
     return book
+  }
+
+  /**
+   * markBooksMessagesAsRead: one book (b_o, b_c, optional smid = read up to
+   * that message), several (`books`: {b_o, b_c} objects or "b_o/b_c"
+   * strings), or, with neither, every book the user has accepted (a
+   * restricted session: its book). Each must be readable.
+   */
+  async markRead(
+    actor: Actor,
+    input: { b_o?: string; b_c?: string; smid?: number; books?: unknown[] }
+  ) {
+    let targets: { b_o: string; b_c: string }[]
+    const listed = input.books ?? []
+    if (input.b_c || actor.restrictions.carnet_code) {
+      targets = [bookOf(actor, input)]
+    } else if (listed.length > 0) {
+      targets = listed.map((item) => {
+        if (item && typeof item === 'object') {
+          const entry = item as Record<string, unknown>
+          if (isNested(entry.b_o) || isNested(entry.b_c)) throw badBooks()
+          return bookOf(actor, {
+            b_o: String(entry.b_o ?? '').trim(),
+            b_c: String(entry.b_c ?? '').trim(),
+          })
+        }
+        const [owner, code] = String(item).split('/')
+        if (!code) throw badBooks()
+        return { b_o: owner.trim(), b_c: code.trim() }
+      })
+    } else {
+      const listing = await this.listFor(actor, {})
+      targets = listing.books
+        .filter((view) => view.member.invite === 'accepted')
+        .map((view) => ({ b_o: view.ownerCode, b_c: view.book.code }))
+    }
+
+    const marked = []
+    for (const target of targets) {
+      const book = await this.access.resolveFor(actor, target.b_o, target.b_c, 'read')
+      const { lastMsgRead } = await this.counters.markRead(
+        actor,
+        book,
+        targets.length === 1 ? input.smid : undefined
+      )
+      marked.push({ b_o: book.b_o, b_c: book.b_c, lastMsgRead })
+    }
+    return marked
   }
 
   /** The tables plugin reports the book's form (fpForm: id, name, lastModified). */

@@ -1,24 +1,36 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
+import vine from '@vinejs/vine'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
+import { list } from '#core/rpc/wire'
+import { UserService } from '#core/services/user_service'
 import {
   TABLES,
   nowSeconds,
   type EventInput,
   type EventRow,
   type ReminderData,
-} from '../models/rows.js'
-import { coercePref, parseJson } from '../models/prefs.js'
+} from '../models/records.js'
+import { coercePref } from '../models/prefs.js'
 import { serializeBookEvent } from '../serializers/event_serializer.js'
-import type { BookRef } from './book_access_service.js'
-import { chunks, userCodes } from './book_queries.js'
+import { BookAccessService, type BookRef } from './book_access_service.js'
+import { chunks } from './book_queries.js'
 
 const invalid = (message: string) =>
   rpcError('INVALID_PARAMETER', `Invalid parameter event: ${message}`, { field: 'event' })
 
+/**
+ * Whether a parameter is nested (bracket form or JSON): an object or an array,
+ * where a scalar is expected. Bracket form makes objects without a prototype,
+ * which String() and Number() cannot convert: they are refused first.
+ */
+const isNested = (value: unknown) => value !== null && typeof value === 'object'
+
 /** Unix seconds from unix seconds, unix milliseconds, or an ISO 8601 date. */
 export function toUnixSeconds(value: unknown): number | null {
-  if (value === null || value === undefined || value === '') return null
+  if (value === null || value === undefined || value === '' || isNested(value)) return null
   const text = String(value).trim()
   if (/^-?\d+(\.\d+)?$/.test(text)) {
     const number = Number(text)
@@ -38,28 +50,39 @@ const isTimezone = (zone: string) => {
   }
 }
 
-/** A list given as an array, a bracket-form object ({"0": x}), a JSON string or a comma-separated string. */
-export function listParam(value: unknown): unknown[] {
-  if (value === null || value === undefined || value === '') return []
-  if (Array.isArray(value)) return value
-  if (typeof value === 'object') return Object.values(value as Record<string, unknown>)
-  const text = String(value).trim()
-  if (text.startsWith('[') || text.startsWith('{')) {
-    const parsed = parseJson<unknown>(text, null)
-    if (parsed === null) return []
-    return listParam(parsed)
-  }
-  return text
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '')
+/**
+ * The event's participant list in any list form (docs/spec/client-facts.md,
+ * "Transport"): a JSON array or its text, bracket form, a comma list.
+ */
+const eventLists = vine.compile(vine.object({ eventParticipants: list().optional() }))
+
+/** A message's live event with its participants (EventService.forMessages). */
+export interface MessageEventView {
+  row: EventRow
+  participants: { id: number; u_c: string }[]
+}
+
+/** getBookEvents' filter: `eventIds` and `participants` are lists as the wire rule list() reads them. */
+export interface EventFilter {
+  dateMin?: string
+  dateMax?: string
+  limit?: number
+  page?: number
+  eventIds?: unknown[]
+  participants?: unknown[]
 }
 
 /**
- * Calendar events (2.9): at most one per message, written in the message's
- * transaction; participants must belong to the book.
+ * Calendar events (spec 2.9): at most one per message, written in the
+ * message's transaction; participants must belong to the book.
  */
+@inject()
 export class EventService {
+  constructor(
+    private users: UserService,
+    private access: BookAccessService
+  ) {}
+
   /**
    * The `event` parameter of sendMsg: a JSON string or an object (bracket
    * form). Undefined when absent, null when it asks to remove the event.
@@ -89,6 +112,7 @@ export class EventService {
         : toUnixSeconds(source.eventEnd)
     if (eventEnd === null) throw invalid('eventEnd is not a date')
     if (eventEnd < eventStart) throw invalid('eventEnd is before eventStart')
+    if (isNested(source.eventTimezone)) throw invalid('eventTimezone must be a time zone name')
     const eventTimezone = source.eventTimezone ? String(source.eventTimezone).trim() : 'UTC'
     if (!isTimezone(eventTimezone)) throw invalid(`unknown eventTimezone ${eventTimezone}`)
 
@@ -96,7 +120,12 @@ export class EventService {
       (coercePref('boolean', value ?? false) as boolean | undefined) ?? false
     const reminder = (source.reminderData ?? {}) as Record<string, unknown>
     if (typeof reminder !== 'object') throw invalid('reminderData must be an object')
-    const time = reminder.time === undefined || reminder.time === '' ? 0 : Number(reminder.time)
+    const time =
+      reminder.time === undefined || reminder.time === ''
+        ? 0
+        : isNested(reminder.time)
+          ? Number.NaN
+          : Number(reminder.time)
     if (!Number.isInteger(time) || time < 0)
       throw invalid('reminderData.time must be a number of seconds')
     const reminderData: ReminderData = {
@@ -105,7 +134,8 @@ export class EventService {
       alarmMobile: flag(reminder.alarmMobile),
       alarm: flag(reminder.alarm),
       time,
-      remindermember: Number(reminder.remindermember) === 1 ? 1 : 0,
+      remindermember:
+        !isNested(reminder.remindermember) && Number(reminder.remindermember) === 1 ? 1 : 0,
     }
 
     return {
@@ -114,7 +144,7 @@ export class EventService {
       eventTimezone,
       eventAllDay: flag(source.eventAllDay),
       isBusy: flag(source.isBusy),
-      participantIds: await this.participantIds(listParam(source.eventParticipants), book),
+      participantIds: await this.participantIds(await participantList(source), book),
       reminderData,
     }
   }
@@ -128,6 +158,7 @@ export class EventService {
     const ids = new Set<number>()
     const codes = new Set<string>()
     for (const key of keys) {
+      if (isNested(key)) throw invalid('a participant id must be a user id or code')
       const text = String(key ?? '').trim()
       if (text === '') throw invalid('a participant has no id')
       if (/^\d+$/.test(text)) ids.add(Number(text))
@@ -219,7 +250,7 @@ export class EventService {
 
   /** The live events of some messages, with participants, keyed by smid. */
   async forMessages(smids: number[]) {
-    const result = new Map<number, { row: EventRow; participants: { id: number; u_c: string }[] }>()
+    const result = new Map<number, MessageEventView>()
     for (const group of chunks(smids)) {
       const rows = (await db
         .from(TABLES.events)
@@ -243,28 +274,24 @@ export class EventService {
       .orderBy('p.user_id')
       .select('p.event_id', 'u.id', 'u.code')
     for (const row of rows) {
-      const list = result.get(Number(row.event_id)) ?? []
-      list.push({ id: Number(row.id), u_c: row.code })
-      result.set(Number(row.event_id), list)
+      const participants = result.get(Number(row.event_id)) ?? []
+      participants.push({ id: Number(row.id), u_c: row.code })
+      result.set(Number(row.event_id), participants)
     }
     return result
   }
 
+  /** getBookEvents: the book `b_o`/`b_c` names, readable by the actor, and its events (see list). */
+  async listFor(actor: Actor, b_o: string, b_c: string, filter: EventFilter) {
+    const book = await this.access.resolveFor(actor, b_o, b_c, 'read')
+    return { book, events: await this.list(book, filter) }
+  }
+
   /**
-   * getBookEvents: events overlapping [dateMin, dateMax] (whole UTC days),
-   * optionally only some ids or those of some participants; by start time.
+   * Events overlapping [dateMin, dateMax] (whole UTC days), optionally only
+   * some ids or those of some participants; by start time.
    */
-  async list(
-    book: BookRef,
-    filter: {
-      dateMin?: string
-      dateMax?: string
-      limit?: number
-      page?: number
-      eventIds?: unknown
-      participants?: unknown
-    }
-  ) {
+  async list(book: BookRef, filter: EventFilter) {
     const query = db
       .from(`${TABLES.events} as e`)
       .join(`${TABLES.messages} as m`, 'm.smid', 'e.smid')
@@ -285,7 +312,7 @@ export class EventService {
     if (filter.dateMax)
       query.where('e.event_start', '<', dayStart('dateMax', filter.dateMax) + 86_400)
 
-    const ids = listParam(filter.eventIds).map((id) => Number(id))
+    const ids = (filter.eventIds ?? []).map((id) => (isNested(id) ? Number.NaN : Number(id)))
     if (ids.some((id) => !Number.isInteger(id))) {
       throw rpcError('INVALID_PARAMETER', 'Invalid parameter events_ids: expected event ids', {
         field: 'events_ids',
@@ -293,17 +320,20 @@ export class EventService {
     }
     if (ids.length > 0) query.whereIn('e.id', ids)
 
-    const participants = listParam(filter.participants).map((item) =>
-      String(
-        item !== null && typeof item === 'object' ? (item as Record<string, unknown>).id : item
-      ).trim()
-    )
+    const participants = (filter.participants ?? []).map((item) => {
+      const key = isNested(item) ? (item as Record<string, unknown>).id : item
+      if (isNested(key)) {
+        throw rpcError('INVALID_PARAMETER', 'Invalid parameter participants: user ids or codes', {
+          field: 'participants',
+        })
+      }
+      return String(key).trim()
+    })
     if (participants.length > 0) {
       const numeric = participants.filter((item) => /^\d+$/.test(item)).map(Number)
       const codes = participants.filter((item) => !/^\d+$/.test(item))
-      const byCode =
-        codes.length > 0 ? await db.from('users').whereIn('code', codes).select('id') : []
-      const userIds = [...numeric, ...byCode.map((row) => Number(row.id))]
+      const byCode = codes.length > 0 ? await this.users.idsOfCodes(codes) : new Map()
+      const userIds = [...numeric, ...byCode.values()]
       query.whereExists((sub) => {
         sub
           .from(`${TABLES.participants} as p`)
@@ -317,7 +347,7 @@ export class EventService {
     const rows = await query.limit(limit).offset((page - 1) * limit)
     const [participantsById, creators] = await Promise.all([
       this.participantsOf(rows.map((row) => Number(row.id))),
-      userCodes(rows.map((row) => Number(row.creator_id))),
+      this.users.codesOf(rows.map((row) => Number(row.creator_id))),
     ])
     return rows.map((row) =>
       serializeBookEvent(row, {
@@ -329,5 +359,17 @@ export class EventService {
         participants: participantsById.get(Number(row.id)) ?? [],
       })
     )
+  }
+}
+
+/** The `eventParticipants` of an event object, as a list (empty when absent). */
+async function participantList(source: Record<string, unknown>): Promise<unknown[]> {
+  try {
+    const { eventParticipants } = await eventLists.validate({
+      eventParticipants: source.eventParticipants,
+    })
+    return eventParticipants ?? []
+  } catch {
+    throw invalid('eventParticipants must be a list')
   }
 }

@@ -1,16 +1,16 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import emitter from '@adonisjs/core/services/emitter'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import type { StampService } from '#core/services/stamp_service'
-import type { UserService } from '#core/services/user_service'
-import { DEFAULT_RIGHTS } from '#core/services/user_service'
+import { StampService } from '#core/services/stamp_service'
+import { DEFAULT_RIGHTS, UserService } from '#core/services/user_service'
 import type User from '#models/user'
-import { TABLES, type MemberRow } from '../models/rows.js'
+import { TABLES, type MemberRow } from '../models/records.js'
 import { RIGHT_ADMIN, RIGHT_READWRITE, isValidRight } from '../rights.js'
 import type { MemberChange } from '../events.js'
-import type { BookAccessService, BookRef } from './book_access_service.js'
+import { BookAccessService, type BookRef } from './book_access_service.js'
 import '../events.js'
 
 export interface MemberResult {
@@ -30,6 +30,7 @@ export interface MemberResult {
  *                             |--declineInvitation--> del
  *   sent/accepted --removeMember / leaveBook--> del --inviteMember--> sent
  */
+@inject()
 export class MemberService {
   constructor(
     private stamps: StampService,

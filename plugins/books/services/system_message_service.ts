@@ -1,14 +1,15 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import type { StampService } from '#core/services/stamp_service'
+import { StampService } from '#core/services/stamp_service'
 import User from '#models/user'
-import { TABLES, nowSeconds } from '../models/rows.js'
+import { TABLES, nowSeconds } from '../models/records.js'
 import { OWNER_PREF_KINDS, USER_PREF_KINDS, coercePref } from '../models/prefs.js'
-import type { BookService } from './book_service.js'
-import type { MemberService } from './member_service.js'
-import type { MessageService } from './message_service.js'
-import type { BookAccessService } from './book_access_service.js'
+import { BookService } from './book_service.js'
+import { MemberService } from './member_service.js'
+import { BookAccessService } from './book_access_service.js'
+import { BookCountersService } from './book_counters_service.js'
 
 /** The fields of a socket system message (type 11). */
 export interface SystemMessageInput {
@@ -17,17 +18,6 @@ export interface SystemMessageInput {
   param?: string
   value?: unknown
 }
-
-export type SystemMessageName =
-  'acceptInvitation' | 'clearNotRead' | 'logOpenBook' | 'updateBookParam' | 'updateUserInfo'
-
-export const SYSTEM_MESSAGES: SystemMessageName[] = [
-  'acceptInvitation',
-  'clearNotRead',
-  'logOpenBook',
-  'updateBookParam',
-  'updateUserInfo',
-]
 
 /**
  * userPrefs keys a client may change with updateUserInfo (2.3). mail1 and mob1
@@ -66,39 +56,19 @@ const need = (value: string | undefined, name: string) => {
 }
 
 /**
- * The effects of the socket's system messages (6, "System message"). The
- * realtime channel calls handle() (or a method per message) and broadcasts
- * the receive-system-message to the other concerned clients.
+ * The effects of the socket's system messages (spec part 6, "System
+ * message"): one method per message, called by its handler in socket/, which
+ * then broadcasts the receive-system-message to the other concerned clients.
  */
+@inject()
 export class SystemMessageService {
   constructor(
     private stamps: StampService,
     private access: BookAccessService,
     private books: BookService,
     private members: MemberService,
-    private messages: MessageService
+    private counters: BookCountersService
   ) {}
-
-  async handle(actor: Actor, msg: string, input: SystemMessageInput) {
-    switch (msg) {
-      case 'acceptInvitation':
-        return this.acceptInvitation(actor, input)
-      case 'clearNotRead':
-        return this.clearNotRead(actor, input)
-      case 'logOpenBook':
-        return this.logOpenBook(actor, input)
-      case 'updateBookParam':
-        return this.updateBookParam(actor, input)
-      case 'updateUserInfo':
-        return this.updateUserInfo(actor, input)
-      default:
-        throw rpcError(
-          'INVALID_PARAMETER',
-          `Invalid parameter msg: unknown system message ${msg}`,
-          { field: 'msg' }
-        )
-    }
-  }
 
   async acceptInvitation(actor: Actor, input: SystemMessageInput) {
     const result = await this.members.accept(actor, need(input.b_o, 'b_o'), need(input.b_c, 'b_c'))
@@ -113,7 +83,7 @@ export class SystemMessageService {
       need(input.b_c, 'b_c'),
       'read'
     )
-    await this.messages.markRead(actor, book)
+    await this.counters.markRead(actor, book)
     return { book }
   }
 

@@ -1,10 +1,9 @@
+import { inject } from '@adonisjs/core'
 import emitter from '@adonisjs/core/services/emitter'
-import db from '@adonisjs/lucid/services/db'
 import type { SocketHub } from '#core/socket/hub'
-import { MessageType, intOf, textOf, type Frame, type OutFrame } from '#core/socket/protocol'
-import bookAccess from '../services/book_access.js'
-import { TABLES } from '../models/rows.js'
-import type { BookRef } from '../services/book_access_service.js'
+import type { Realtime } from '#core/socket/socket_handler'
+import { MessageType, type Frame, type OutFrame } from '#core/socket/protocol'
+import { BookAccessService, type BookRef } from '../services/book_access_service.js'
 import '../events.js'
 
 /** The receive-message frame (type 1): the spec's fields, plus the book and the stamps. */
@@ -31,13 +30,15 @@ function messageFrame(book: BookRef, message: Record<string, unknown>): OutFrame
 /**
  * How surely a send-message frame (type 1) made the change of message
  * `{uuid, smid}`: 2 it names it (uuid, or smid of an edit or delete), 1 it
- * names nothing (a new message without a client uuid), 0 not.
+ * names nothing (a new message without a client uuid), 0 not. The hub hands
+ * it frames as the handler's validator read them (uuid trimmed text, smid a
+ * number).
  */
 export function sendFrameRating(message: { uuid: unknown; smid: unknown }) {
   return (frame: Frame) => {
     if (frame.type !== MessageType.SEND_MESSAGE) return 0
-    const uuid = textOf(frame.uuid)?.trim() || ''
-    const smid = intOf(frame.smid) ?? 0
+    const uuid = typeof frame.uuid === 'string' ? frame.uuid : ''
+    const smid = typeof frame.smid === 'number' ? frame.smid : 0
     if (uuid !== '' && uuid === message.uuid) return 2
     if (smid > 0 && smid === Number(message.smid)) return 2
     return uuid === '' && !(smid > 0) ? 1 : 0
@@ -138,6 +139,7 @@ export class BookMembersCache {
  * sockets and SSE channels: new, edited and deleted messages as type 1 (the
  * socket whose frame caused it excepted: it has its ack), and book updates
  * ready (type 8, coalesced) to every member on any change of their books.
+ * Made once by the container (its services injected), then bound to the hub.
  *
  * Listeners never hold up the write that emitted: the fan-out of a change made
  * by a socket frame runs right after that frame's ack has left
@@ -146,94 +148,92 @@ export class BookMembersCache {
  * loop itself is synchronous: one serialization per message, then one send
  * per socket (SocketHub.deliver).
  */
-export default function bindBooksRealtime(hub: SocketHub) {
-  const members = new BookMembersCache((bookId) => bookAccess.memberUserIds(bookId))
-  const failed = (error: unknown) =>
-    hub.logger.error({ err: error }, 'books realtime: fan-out failed')
+@inject()
+export default class BooksRealtime implements Realtime {
+  constructor(private access: BookAccessService) {}
 
-  /** Runs `fanOut` with the book's members, once the origin frame's ack has left. */
-  const withMembers = (
-    bookId: number,
-    fanOut: (userIds: number[]) => void,
-    origin: string | null = null
-  ) => {
-    hub.afterOrigin(origin, () => {
-      const run = (userIds: readonly number[]) => {
-        try {
-          fanOut(userIds as number[])
-        } catch (error) {
-          failed(error)
+  bind(hub: SocketHub) {
+    const members = new BookMembersCache((bookId) => this.access.memberUserIds(bookId))
+    const failed = (error: unknown) =>
+      hub.logger.error({ err: error }, 'books realtime: fan-out failed')
+
+    /** Runs `fanOut` with the book's members, once the origin frame's ack has left. */
+    const withMembers = (
+      bookId: number,
+      fanOut: (userIds: number[]) => void,
+      origin: string | null = null
+    ) => {
+      hub.afterOrigin(origin, () => {
+        const run = (userIds: readonly number[]) => {
+          try {
+            fanOut(userIds as number[])
+          } catch (error) {
+            failed(error)
+          }
         }
-      }
-      const cached = members.peek(bookId)
-      if (cached) run(cached)
-      else members.load(bookId).then(run, failed)
-    })
-  }
+        const cached = members.peek(bookId)
+        if (cached) run(cached)
+        else members.load(bookId).then(run, failed)
+      })
+    }
 
-  /** A message frame to the book's members (the sending connection excepted), then their type 8. */
-  const deliverToBook = (
-    bookId: number,
-    frame: Parameters<typeof hub.deliver>[0]['frame'],
-    origin: ReturnType<typeof hub.originOf>
-  ) =>
-    withMembers(
-      bookId,
-      (userIds) => {
-        hub.deliver({ userIds, frame, exceptConnection: origin })
-        hub.bookUpdates(userIds)
-      },
-      origin
+    /** A message frame to the book's members (the sending connection excepted), then their type 8. */
+    const deliverToBook = (
+      bookId: number,
+      frame: Parameters<typeof hub.deliver>[0]['frame'],
+      origin: ReturnType<typeof hub.originOf>
+    ) =>
+      withMembers(
+        bookId,
+        (userIds) => {
+          hub.deliver({ userIds, frame, exceptConnection: origin })
+          hub.bookUpdates(userIds)
+        },
+        origin
+      )
+
+    const messageChanged = (book: BookRef, message: Record<string, unknown>, actorId: number) => {
+      const origin = hub.originOf(actorId, sendFrameRating(message as any))
+      deliverToBook(book.id, messageFrame(book, message), origin)
+    }
+
+    emitter.on('books:message_created', ({ book, message, actorId }) =>
+      messageChanged(book, message, actorId)
+    )
+    emitter.on('books:message_updated', ({ book, message, actorId }) =>
+      messageChanged(book, message, actorId)
     )
 
-  const messageChanged = (book: BookRef, message: Record<string, unknown>, actorId: number) => {
-    const origin = hub.originOf(actorId, sendFrameRating(message as any))
-    deliverToBook(book.id, messageFrame(book, message), origin)
-  }
-
-  emitter.on('books:message_created', ({ book, message, actorId }) =>
-    messageChanged(book, message, actorId)
-  )
-  emitter.on('books:message_updated', ({ book, message, actorId }) =>
-    messageChanged(book, message, actorId)
-  )
-
-  emitter.on('books:message_deleted', ({ book, smid, uuid, sstamp, actorId }) => {
-    const origin = hub.originOf(actorId, sendFrameRating({ uuid, smid }))
-    const reading = db
-      .from(`${TABLES.messages} as m`)
-      .join('users as u', 'u.id', 'm.creator_id')
-      .where('m.smid', smid)
-      .select('m.created', 'm.last_modified', 'u.code')
-      .first()
-    reading.then((row) => {
+    // The event carries the deleted message as getBookMessages answers it: no read needed.
+    emitter.on('books:message_deleted', ({ book, smid, uuid, sstamp, actorId, message }) => {
+      const origin = hub.originOf(actorId, sendFrameRating({ uuid, smid }))
       const frame = messageFrame(book, {
-        u_c: row?.code ?? '',
+        u_c: message.u_c,
         uuid,
         smid,
         del: true,
-        created: Number(row?.created ?? 0),
+        created: message.created,
         msg: '',
         sstamp,
-        lastModified: Number(row?.last_modified ?? 0),
+        lastModified: message.lastModified,
       })
       deliverToBook(book.id, frame, origin)
-    }, failed)
-  })
+    })
 
-  emitter.on('books:book_updated', ({ book, changes }) => {
-    // A new book: nothing can be cached under its id, but a stale entry must not survive.
-    if (changes.includes('created')) members.invalidate(book.id)
-    withMembers(book.id, (userIds) => hub.bookUpdates(userIds))
-  })
+    emitter.on('books:book_updated', ({ book, changes }) => {
+      // A new book: nothing can be cached under its id, but a stale entry must not survive.
+      if (changes.includes('created')) members.invalidate(book.id)
+      withMembers(book.id, (userIds) => hub.bookUpdates(userIds))
+    })
 
-  // The member concerned is told too: an invitation arrives, a removal takes the book away.
-  emitter.on('books:member_changed', ({ book, userId }) => {
-    members.invalidate(book.id)
-    hub.signal(MEMBERS_CHANGED_SIGNAL, book.id)
-    withMembers(book.id, (userIds) => hub.bookUpdates([...userIds, userId]))
-  })
-  hub.onSignal<number>(MEMBERS_CHANGED_SIGNAL, (bookId) => {
-    if (typeof bookId === 'number') members.invalidate(bookId)
-  })
+    // The member concerned is told too: an invitation arrives, a removal takes the book away.
+    emitter.on('books:member_changed', ({ book, userId }) => {
+      members.invalidate(book.id)
+      hub.signal(MEMBERS_CHANGED_SIGNAL, book.id)
+      withMembers(book.id, (userIds) => hub.bookUpdates([...userIds, userId]))
+    })
+    hub.onSignal<number>(MEMBERS_CHANGED_SIGNAL, (bookId) => {
+      if (typeof bookId === 'number') members.invalidate(bookId)
+    })
+  }
 }

@@ -1,6 +1,6 @@
 import type { SocketContext, SystemMessageFields } from '#core/socket/socket_handler'
 import { MessageType, type OutFrame } from '#core/socket/protocol'
-import bookAccess from '../services/book_access.js'
+import type { BookAccessService } from '../services/book_access_service.js'
 
 /** The receive-system-message frame (type 11) for a handled system message. */
 export function systemFrame(
@@ -23,7 +23,12 @@ export function toOwnDevices(ctx: SocketContext, frame: OutFrame) {
 }
 
 /** To every accepted member of the book (the sender's own socket excepted: it has its ack). */
-export async function toBookMembers(ctx: SocketContext, bookId: number, frame: OutFrame) {
-  const userIds = await bookAccess.memberUserIds(bookId)
+export async function toBookMembers(
+  ctx: SocketContext,
+  access: BookAccessService,
+  bookId: number,
+  frame: OutFrame
+) {
+  const userIds = await access.memberUserIds(bookId)
   ctx.hub.deliver({ userIds, frame, exceptConnection: ctx.connection.id })
 }

@@ -1,8 +1,8 @@
 import vine from '@vinejs/vine'
-import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import type { Params } from '#core/rpc/params'
-import { parseJson } from '../models/prefs.js'
+import { object, text } from '#core/rpc/wire'
+
+export { bookOf } from '../services/book_access_service.js'
 
 /** b_o and b_c, both optional on the wire (see bookOf). */
 export const bookFields = {
@@ -11,54 +11,50 @@ export const bookFields = {
 }
 
 /**
- * The book an operation names: b_c is required (a restricted session
- * defaults to its book); b_o defaults to the session's book owner, then to
- * the acting user (u_c), as sendMsg does.
+ * The member an operation names: `member`, or `login` / `u_invite` as
+ * aliases (a user code, e-mail or phone; blank is "not given").
  */
-export function bookOf(actor: Actor, input: { b_o?: string; b_c?: string }) {
-  const code = input.b_c || actor.restrictions.carnet_code || ''
-  if (code === '') throw rpcError('MISSING_PARAMETER', 'Missing parameter: b_c', { field: 'b_c' })
-  const owner = input.b_o || actor.restrictions.carnet_owner || actor.user.code
-  return { b_o: owner, b_c: code }
+export const memberFields = {
+  member: text().optional(),
+  login: text().optional(),
+  u_invite: text().optional(),
 }
 
-/** A nested parameter given in bracket form (an object) or as a JSON string. */
-export function objectParam(value: unknown, field: string): Record<string, unknown> | undefined {
-  if (value === undefined || value === null || value === '') return undefined
-  if (typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>
-  if (typeof value === 'string') {
-    const parsed = parseJson<unknown>(value.trim(), undefined)
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
-      return parsed as Record<string, unknown>
+/** The first of member, login and u_invite given; MISSING_PARAMETER when none is. */
+export function memberOf(input: { member?: string; login?: string; u_invite?: string }): string {
+  const login = input.member ?? input.login ?? input.u_invite
+  if (login === undefined) {
+    throw rpcError('MISSING_PARAMETER', 'Missing parameter: member (user code, e-mail or phone)', {
+      field: 'member',
+    })
   }
-  throw rpcError('INVALID_PARAMETER', `Invalid parameter ${field}: expected a JSON object`, {
-    field,
-  })
+  return login
 }
 
-/** Pref keys sent as top-level parameters (`title=...`, `maxMsgsOffline=...`), merged under the nested object. */
-export function prefsFrom(
-  params: Params,
+/**
+ * A nested prefs parameter (`ownerPrefs`, `userPrefs`): a JSON object, its
+ * text, or bracket form, as the wire rule object() reads it. Validators that
+ * take prefs also allow unknown properties: pref keys may come as top-level
+ * parameters (`title=...`, `maxMsgsOffline=...`), read by prefsOf.
+ */
+export const prefsField = () => object().optional()
+
+/**
+ * The prefs a request sets: the pref keys given as top-level parameters
+ * (scalars only), overridden by the nested object. Undefined when none.
+ */
+export function prefsOf(
+  input: Record<string, unknown>,
   field: string,
   kinds: Record<string, unknown>,
   aliases: string[] = []
-) {
+): Record<string, unknown> | undefined {
   const flat: Record<string, unknown> = {}
   for (const key of [...Object.keys(kinds), ...aliases]) {
-    if (params[key] !== undefined && typeof params[key] !== 'object') flat[key] = params[key]
+    const value = input[key]
+    if (value !== undefined && typeof value !== 'object') flat[key] = value
   }
-  const nested = objectParam(params[field], field) ?? {}
+  const nested = (input[field] as Record<string, unknown> | undefined) ?? {}
   const merged = { ...flat, ...nested }
   return Object.keys(merged).length > 0 ? merged : undefined
-}
-
-/** The member an operation names: `member`, or `login` / `u_invite` as aliases. */
-export function memberLogin(params: Params): string {
-  for (const key of ['member', 'login', 'u_invite']) {
-    const value = params[key]
-    if (typeof value === 'string' && value.trim() !== '') return value.trim()
-  }
-  throw rpcError('MISSING_PARAMETER', 'Missing parameter: member (user code, e-mail or phone)', {
-    field: 'member',
-  })
 }

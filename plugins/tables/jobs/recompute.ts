@@ -1,5 +1,6 @@
+import app from '@adonisjs/core/services/app'
 import type { JobHandler } from '#core/plugins/define_plugin'
-import { rowsService, type RecomputeJob } from '../services/rows_service.js'
+import { RecomputeService, type RecomputeJob } from '../services/recompute_service.js'
 
 /**
  * tables.recompute: rows of other tables that show data of written or
@@ -7,7 +8,8 @@ import { rowsService, type RecomputeJob } from '../services/rows_service.js'
  * the write committed, instead of inside the write's transaction.
  */
 const recompute: JobHandler = async (payload) => {
-  return rowsService.runRecomputeJob(payload as RecomputeJob)
+  const service = await app.container.make(RecomputeService)
+  return service.runJob(payload as RecomputeJob)
 }
 
 export default recompute

@@ -1,35 +1,33 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { rpcError } from '#core/rpc/errors'
-import stamps from '#core/services/stamps'
-import { stamp, text } from '#core/rpc/schema'
-import { tableAccess } from '../services/table_access.js'
-import { valuesService } from '../services/values_service.js'
+import { stamp, text } from '#core/rpc/wire'
+import { ValuesService } from '../services/values_service.js'
+import { ownerField } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    catId: stamp(),
+    operation: text(),
+    filterRowIds: vine.any().optional(),
+  })
+)
 
 /** computeTableOperation: `count` of the rows selected by filterRowIds, by one SQL COUNT. */
+@inject()
 export default class ComputeTableOperation extends BaseOperation {
   static operation = 'computeTableOperation'
   static auth = 'session_or_public_table' as const
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      catId: stamp(),
-      operation: text(),
-      filterRowIds: vine.any().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    if (input.operation !== 'count')
-      throw rpcError('INVALID_PARAMETER', `Unknown operation "${input.operation}" (only count)`)
-    const sstamp = await stamps.watermark()
-    const scope = await tableAccess.forCategory(ctx.actor, input.catId, 'read', input.b_o)
-    const selection = await valuesService.selection(scope, ctx.actor, input.filterRowIds)
-    return {
-      sstamp,
-      catId: scope.category.id,
-      result: await valuesService.count(scope.category, selection),
-    }
+  constructor(private values: ValuesService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    return this.values.compute(ctx.actor, input)
   }
 }

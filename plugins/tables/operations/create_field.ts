@@ -1,29 +1,34 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp } from '#core/rpc/schema'
-import { structureService } from '../services/structure_service.js'
+import { looseText, stamp } from '#core/rpc/wire'
+import { StructureService } from '../services/structure_service.js'
+import { fieldFields, ownerField } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    catId: stamp(),
+    ...fieldFields,
+    type: looseText(),
+  })
+)
 
 /** createField (extension, see README.md). */
+@inject()
 export default class CreateField extends BaseOperation {
   static operation = 'createField'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      catId: stamp(),
-      name: vine.any().optional(),
-      description: vine.any().optional(),
-      code: vine.any().optional(),
-      order: vine.any().optional(),
-      type: vine.any(),
-      readOnly: vine.any().optional(),
-      options: vine.any().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const fieldId = await structureService.createField(ctx.actor!, input.catId, input)
+  constructor(private structure: StructureService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    const fieldId = await this.structure.createField(ctx.actor!, input.catId, input)
     return { catId: input.catId, fieldId }
   }
 }

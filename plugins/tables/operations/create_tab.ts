@@ -1,26 +1,33 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp } from '#core/rpc/schema'
-import { structureService } from '../services/structure_service.js'
+import { stamp } from '#core/rpc/wire'
+import { StructureService } from '../services/structure_service.js'
+import { ownerField, tabFields } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    catId: stamp(),
+    ...tabFields,
+  })
+)
 
 /** createTab (extension, see README.md). */
+@inject()
 export default class CreateTab extends BaseOperation {
   static operation = 'createTab'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      catId: stamp(),
-      view_id: vine.any().optional(),
-      viewId: vine.any().optional(),
-      order: vine.any().optional(),
-      hidden: vine.any().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const tabId = await structureService.createTab(ctx.actor!, input.catId, input)
+  constructor(private structure: StructureService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    const tabId = await this.structure.createTab(ctx.actor!, input.catId, input)
     return { catId: input.catId, tabId }
   }
 }

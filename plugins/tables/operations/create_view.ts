@@ -1,32 +1,33 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp } from '#core/rpc/schema'
-import { structureService } from '../services/structure_service.js'
+import { stamp } from '#core/rpc/wire'
+import { StructureService } from '../services/structure_service.js'
+import { ownerField, viewFields } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    catId: stamp(),
+    ...viewFields,
+  })
+)
 
 /** createView (extension, see README.md). */
+@inject()
 export default class CreateView extends BaseOperation {
   static operation = 'createView'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      catId: stamp(),
-      name: vine.any().optional(),
-      description: vine.any().optional(),
-      code: vine.any().optional(),
-      order: vine.any().optional(),
-      presentation: vine.any().optional(),
-      locked: vine.any().optional(),
-      filterGroup: vine.any().optional(),
-      card: vine.any().optional(),
-      calendar: vine.any().optional(),
-      hiddenFields: vine.any().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const viewId = await structureService.createView(ctx.actor!, input.catId, input)
+  constructor(private structure: StructureService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    const viewId = await this.structure.createView(ctx.actor!, input.catId, input)
     return { catId: input.catId, viewId }
   }
 }

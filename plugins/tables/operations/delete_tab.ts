@@ -1,17 +1,32 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp } from '#core/rpc/schema'
-import { structureService } from '../services/structure_service.js'
+import { stamp } from '#core/rpc/wire'
+import { StructureService } from '../services/structure_service.js'
+import { ownerField } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    tabId: stamp(),
+  })
+)
 
 /** deleteTab (extension, see README.md). */
+@inject()
 export default class DeleteTab extends BaseOperation {
   static operation = 'deleteTab'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(vine.object({ b_o: vine.string().optional(), tabId: stamp() }))
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    await structureService.deleteTab(ctx.actor!, input.tabId, input.b_o)
+  constructor(private structure: StructureService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    await this.structure.deleteTab(ctx.actor!, input.tabId, input.b_o)
     return { tabId: input.tabId }
   }
 }

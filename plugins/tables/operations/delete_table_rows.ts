@@ -1,36 +1,33 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { rpcError } from '#core/rpc/errors'
-import { flag } from '#core/rpc/schema'
-import { rowsService } from '../services/rows_service.js'
-import { asList } from '../services/wire.js'
+import { flag, list } from '#core/rpc/wire'
+import { RowsService } from '../services/rows_service.js'
+import { ownerField } from '../validators/params.js'
 
-/** deleteTableRows (client-facts): `rows` is an array of ids (JSON or `rows[0]=5` form); tmp ids are skipped. */
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    rows: list(),
+    catId: vine.any().optional(),
+    bypassUrlTrigger: flag().optional(),
+  })
+)
+
+/** deleteTableRows (docs/spec/client-facts.md): `rows` is a list of ids (JSON, `rows[0]=5` or `5,6`); tmp ids are skipped. */
+@inject()
 export default class DeleteTableRows extends BaseOperation {
   static operation = 'deleteTableRows'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      rows: vine.any(),
-      catId: vine.any().optional(),
-      bypassUrlTrigger: flag().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const keys = asList(input.rows, 'rows').map((item) => String(item).trim())
-    const ids: number[] = []
-    for (const key of keys) {
-      if (key.startsWith('tmp')) continue
-      if (!/^\d+$/.test(key)) throw rpcError('INVALID_PARAMETER', `Invalid row id "${key}" in rows`)
-      ids.push(Number(key))
-    }
-    if (ids.length === 0) return { deleted: 0, formLastModified: Math.floor(Date.now() / 1000) }
-    return rowsService.deleteRows(ctx.actor!, ids, {
-      b_o: input.b_o,
-      bypassUrlTrigger: input.bypassUrlTrigger,
-    })
+  constructor(private rows: RowsService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    return this.rows.deleteRowList(ctx.actor!, input)
   }
 }

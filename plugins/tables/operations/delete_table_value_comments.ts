@@ -1,35 +1,35 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp, text } from '#core/rpc/schema'
-import { commentsService } from '../services/comments_service.js'
-import { tableAccess } from '../services/table_access.js'
-import { asIdList, rowIdOf } from '../services/wire.js'
+import { idList, stamp, text } from '#core/rpc/wire'
+import { CommentsService } from '../services/comments_service.js'
+import { ownerField } from '../validators/params.js'
 
-/**
- * deleteTableValueComments (named by the spec, parameters not shown; Quire's
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    fieldId: stamp(),
+    rowId: text(),
+    ids: idList(),
+  })
+)
+
+/** deleteTableValueComments (named by the spec, parameters not shown; Quire's
  * extension): deletes comments `ids` of a cell; each must be the caller's own
- * unless the caller administers the book. Answers fieldId, rowId, deleted.
- */
+ * unless the caller administers the book. Answers fieldId, rowId, deleted. */
+@inject()
 export default class DeleteTableValueComments extends BaseOperation {
   static operation = 'deleteTableValueComments'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      fieldId: stamp(),
-      rowId: text(),
-      ids: vine.any(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const categoryId = await tableAccess.inferCategory({ fieldId: input.fieldId })
-    const scope = await tableAccess.forCategory(ctx.actor, categoryId, 'write', input.b_o)
-    return commentsService.remove(ctx.actor!, scope, {
-      fieldId: input.fieldId,
-      rowId: rowIdOf(input.rowId),
-      ids: asIdList(input.ids, 'ids'),
-    })
+  constructor(private comments: CommentsService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    return this.comments.removeFromCell(ctx.actor!, input)
   }
 }

@@ -1,40 +1,38 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp, text } from '#core/rpc/schema'
-import { commentsService } from '../services/comments_service.js'
-import { tableAccess } from '../services/table_access.js'
-import { rowIdOf } from '../services/wire.js'
+import { stamp, text } from '#core/rpc/wire'
+import { CommentsService } from '../services/comments_service.js'
+import { ownerField } from '../validators/params.js'
 
-/**
- * editTableValueComments (named by the spec, parameters not shown; Quire's
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    fieldId: stamp(),
+    rowId: text(),
+    m: vine.string(),
+    id: stamp().optional(),
+    action: vine.any().optional(),
+  })
+)
+
+/** editTableValueComments (named by the spec, parameters not shown; Quire's
  * extension): adds a comment `m` to a cell of a comments field, or changes
  * comment `id` (its author only). Answers the comment `id` and the thread as
- * getTableValueComments does.
- */
+ * getTableValueComments does. */
+@inject()
 export default class EditTableValueComments extends BaseOperation {
   static operation = 'editTableValueComments'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      fieldId: stamp(),
-      rowId: text(),
-      m: vine.string(),
-      id: stamp().optional(),
-      action: vine.any().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const categoryId = await tableAccess.inferCategory({ fieldId: input.fieldId })
-    const scope = await tableAccess.forCategory(ctx.actor, categoryId, 'write', input.b_o)
-    return commentsService.edit(ctx.actor!, scope, {
-      fieldId: input.fieldId,
-      rowId: rowIdOf(input.rowId),
-      text: input.m,
-      action: input.action,
-      commentId: input.id,
-    })
+  constructor(private comments: CommentsService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    return this.comments.editInCell(ctx.actor!, input)
   }
 }

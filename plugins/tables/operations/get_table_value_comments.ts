@@ -1,29 +1,33 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp, text } from '#core/rpc/schema'
-import { commentsService } from '../services/comments_service.js'
-import { tableAccess } from '../services/table_access.js'
-import { rowIdOf } from '../services/wire.js'
+import { stamp, text } from '#core/rpc/wire'
+import { CommentsService } from '../services/comments_service.js'
+import { ownerField } from '../validators/params.js'
 
-/**
- * getTableValueComments (spec A.6): the comment thread of one cell, oldest
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    fieldId: stamp(),
+    rowId: text(),
+  })
+)
+
+/** getTableValueComments (docs/spec/service-interface.md 4.A.6): the comment thread of one cell, oldest
  * first, with its summary and authors; the reader's unread count of the cell
- * drops to 0.
- */
+ * drops to 0. */
+@inject()
 export default class GetTableValueComments extends BaseOperation {
   static operation = 'getTableValueComments'
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      fieldId: stamp(),
-      rowId: text(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const categoryId = await tableAccess.inferCategory({ fieldId: input.fieldId })
-    const scope = await tableAccess.forCategory(ctx.actor, categoryId, 'read', input.b_o)
-    return commentsService.thread(ctx.actor, scope, input.fieldId, rowIdOf(input.rowId))
+  constructor(private comments: CommentsService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    return this.comments.threadOfCell(ctx.actor, input)
   }
 }

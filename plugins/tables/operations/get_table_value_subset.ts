@@ -1,33 +1,33 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import stamps from '#core/services/stamps'
-import { stamp } from '#core/rpc/schema'
-import { tableAccess } from '../services/table_access.js'
-import { valuesService } from '../services/values_service.js'
-import { asIdList } from '../services/wire.js'
+import { idList, stamp } from '#core/rpc/wire'
+import { ValuesService } from '../services/values_service.js'
+import { ownerField } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    catId: stamp(),
+    fieldIds: idList(),
+    rowIds: idList(),
+  })
+)
 
 /** getTableValueSubset: chosen cells, rows in the order of rowIds, values in the order of fieldIds. */
+@inject()
 export default class GetTableValueSubset extends BaseOperation {
   static operation = 'getTableValueSubset'
   static auth = 'session_or_public_table' as const
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      catId: stamp(),
-      fieldIds: vine.any(),
-      rowIds: vine.any(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const sstamp = await stamps.watermark()
-    const scope = await tableAccess.forCategory(ctx.actor, input.catId, 'read', input.b_o)
-    const tableValues = await valuesService.subset(
-      scope,
-      asIdList(input.fieldIds, 'fieldIds'),
-      asIdList(input.rowIds, 'rowIds')
-    )
-    return { sstamp, catId: scope.category.id, tableValues }
+  constructor(private values: ValuesService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    return this.values.subset(ctx.actor, input)
   }
 }

@@ -1,29 +1,34 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp } from '#core/rpc/schema'
-import { structureService } from '../services/structure_service.js'
+import { looseText, stamp } from '#core/rpc/wire'
+import { StructureService } from '../services/structure_service.js'
+import { fieldFields, ownerField } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    fieldId: stamp(),
+    ...fieldFields,
+    type: looseText().optional(),
+  })
+)
 
 /** updateField (extension, see README.md). */
+@inject()
 export default class UpdateField extends BaseOperation {
   static operation = 'updateField'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      fieldId: stamp(),
-      name: vine.any().optional(),
-      description: vine.any().optional(),
-      code: vine.any().optional(),
-      order: vine.any().optional(),
-      type: vine.any().optional(),
-      readOnly: vine.any().optional(),
-      options: vine.any().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    await structureService.updateField(ctx.actor!, input.fieldId, input)
+  constructor(private structure: StructureService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    await this.structure.updateField(ctx.actor!, input.fieldId, input)
     return { fieldId: input.fieldId }
   }
 }

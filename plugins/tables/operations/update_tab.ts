@@ -1,26 +1,33 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp } from '#core/rpc/schema'
-import { structureService } from '../services/structure_service.js'
+import { stamp } from '#core/rpc/wire'
+import { StructureService } from '../services/structure_service.js'
+import { ownerField, tabFields } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    tabId: stamp(),
+    ...tabFields,
+  })
+)
 
 /** updateTab (extension, see README.md). */
+@inject()
 export default class UpdateTab extends BaseOperation {
   static operation = 'updateTab'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      tabId: stamp(),
-      view_id: vine.any().optional(),
-      viewId: vine.any().optional(),
-      order: vine.any().optional(),
-      hidden: vine.any().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    await structureService.updateTab(ctx.actor!, input.tabId, input)
+  constructor(private structure: StructureService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    await this.structure.updateTab(ctx.actor!, input.tabId, input)
     return { tabId: input.tabId }
   }
 }

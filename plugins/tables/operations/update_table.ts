@@ -1,31 +1,41 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { stamp } from '#core/rpc/schema'
-import { structureService } from '../services/structure_service.js'
+import { flag, int, looseText, object, stamp } from '#core/rpc/wire'
+import { StructureService } from '../services/structure_service.js'
+import { ownerField } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    catId: stamp(),
+    name: looseText().optional(),
+    description: looseText().optional(),
+    code: looseText().optional(),
+    order: int().optional(),
+    locked: flag().optional(),
+    rights: object().optional(),
+    prefs: object().optional(),
+    public: flag().optional(),
+    triggerUpdateUrl: looseText().optional(),
+  })
+)
 
 /** updateTable (extension, see README.md). */
+@inject()
 export default class UpdateTable extends BaseOperation {
   static operation = 'updateTable'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      catId: stamp(),
-      name: vine.any().optional(),
-      description: vine.any().optional(),
-      code: vine.any().optional(),
-      order: vine.any().optional(),
-      locked: vine.any().optional(),
-      rights: vine.any().optional(),
-      prefs: vine.any().optional(),
-      public: vine.any().optional(),
-      triggerUpdateUrl: vine.any().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    await structureService.updateTable(ctx.actor!, input.catId, input)
+  constructor(private structure: StructureService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    await this.structure.updateTable(ctx.actor!, input.catId, input)
     return { catId: input.catId }
   }
 }

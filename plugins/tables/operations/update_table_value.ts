@@ -1,31 +1,35 @@
+import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { flag, stamp, text } from '#core/rpc/schema'
-import { rowsService } from '../services/rows_service.js'
+import { flag, stamp, text } from '#core/rpc/wire'
+import { RowsService } from '../services/rows_service.js'
+import { ownerField } from '../validators/params.js'
+
+const validator = vine.compile(
+  vine.object({
+    ...ownerField,
+    rowId: text(),
+    fieldId: stamp(),
+    value: vine.any().optional(),
+    bypassUrlTrigger: flag().optional(),
+  })
+)
 
 /** updateTableValue: one cell; a rowId starting with `tmp` creates a row in the field's table. */
+@inject()
 export default class UpdateTableValue extends BaseOperation {
   static operation = 'updateTableValue'
   static writes = true
   static area = 'tables' as const
-  static validator = vine.compile(
-    vine.object({
-      b_o: vine.string().optional(),
-      rowId: text(),
-      fieldId: stamp(),
-      value: vine.any().optional(),
-      bypassUrlTrigger: flag().optional(),
-    })
-  )
+  static validator = validator
 
-  async handle(input: any, ctx: OperationContext) {
-    const result = await rowsService.updateValue(ctx.actor!, {
-      rowId: input.rowId,
-      fieldId: input.fieldId,
-      value: input.value ?? '',
-      b_o: input.b_o,
-      bypassUrlTrigger: input.bypassUrlTrigger,
-    })
+  constructor(private rows: RowsService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    const result = await this.rows.updateValue(ctx.actor!, { ...input, value: input.value ?? '' })
     return result.newRows.length ? { newRows: result.newRows } : {}
   }
 }

@@ -1,9 +1,9 @@
-import { formatDateTime, type FieldDef } from '../services/field_types.js'
+import { formatDateTime, type FieldDef } from '../lib/field_types.js'
 import type { CategoryMeta, FormMeta, TabMeta, ViewMeta } from '../services/meta_service.js'
 
 /**
- * Wire shapes of smart-table structure (spec 2.6 and client-facts "Smart
- * tables"). Names are spelled out here, one by one: they are a contract.
+ * Wire shapes of smart-table structure (docs/spec/service-interface.md 2.6 and
+ * docs/spec/client-facts.md "Smart tables"). Names are spelled out here, one by one: they are a contract.
  */
 export function serializeField(field: FieldDef, options: { includeEnums?: boolean } = {}) {
   const out: Record<string, unknown> = {

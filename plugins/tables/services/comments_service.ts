@@ -1,19 +1,21 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import emitter from '@adonisjs/core/services/emitter'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import stamps from '#core/services/stamps'
+import { StampService } from '#core/services/stamp_service'
 import { isUniqueViolation } from '#core/services/db_errors'
 import { readQuery } from '#core/native_sql'
-import { RIGHT_ADMIN } from '#plugins/books/rights'
-import { commentCellKey, rowTableName, type FieldDef } from './field_types.js'
+import { RIGHT_ADMIN } from '#plugins/books/services/book_access_service'
+import { commentCellKey, rowTableName, type FieldDef } from '../lib/field_types.js'
 import type { CategoryMeta } from './meta_service.js'
-import type { TableScope } from './table_access.js'
+import { TableAccess, type TableScope } from './table_access.js'
+import { rowIdOf } from '../lib/wire.js'
 import type { RowsChanged } from '../events.js'
 
 type Row = Record<string, any>
 
-/** A comment as the wire shows it (spec 2.8). */
+/** A comment as the wire shows it (docs/spec/service-interface.md 2.8). */
 export interface WireComment {
   id: number
   m: string
@@ -35,6 +37,13 @@ export interface CommentSummary {
 
 /** `users` of an answer: the authors of the comments shown, by user code. */
 export type CommentUsers = Record<string, { n: string; s: number }>
+
+/** A cell as the comment operations name it. */
+interface CellRef {
+  fieldId: number
+  rowId: string
+  b_o?: string
+}
 
 const MAX_TEXT = 65_000
 const unix = () => Math.floor(Date.now() / 1000)
@@ -64,12 +73,51 @@ function toWire(row: Row, withUnread: boolean, viewerId: number | null, lastRead
 
 /**
  * Comment threads on cells of `comments` fields. A comment cell answers null
- * when it has no comment, else `{summary}` (spec 2.8), plus `comments` (the
+ * when it has no comment, else `{summary}` (docs/spec/service-interface.md 2.8), plus `comments` (the
  * last `maxComments`, oldest first, each with `ur`) when the read asked for
  * them. Unread: comments of other users after the reader's read position in
  * the cell, which getTableValueComments moves to the last comment.
  */
+@inject()
 export class CommentsService {
+  constructor(
+    private stamps: StampService,
+    private access: TableAccess
+  ) {}
+
+  /** getTableValueComments: the thread of a cell (the field names the table). */
+  async threadOfCell(actor: Actor | null, input: CellRef) {
+    const scope = await this.scopeOf(actor, input, 'read')
+    return this.thread(actor, scope, input.fieldId, rowIdOf(input.rowId))
+  }
+
+  /** editTableValueComments: adds comment `m` to a cell, or changes comment `id`. */
+  async editInCell(actor: Actor, input: CellRef & { m: string; id?: number; action?: unknown }) {
+    const scope = await this.scopeOf(actor, input, 'write')
+    return this.edit(actor, scope, {
+      fieldId: input.fieldId,
+      rowId: rowIdOf(input.rowId),
+      text: input.m,
+      action: input.action,
+      commentId: input.id,
+    })
+  }
+
+  /** deleteTableValueComments: deletes comments `ids` of a cell. */
+  async removeFromCell(actor: Actor, input: CellRef & { ids: number[] }) {
+    const scope = await this.scopeOf(actor, input, 'write')
+    return this.remove(actor, scope, {
+      fieldId: input.fieldId,
+      rowId: rowIdOf(input.rowId),
+      ids: input.ids,
+    })
+  }
+
+  private async scopeOf(actor: Actor | null, input: CellRef, need: 'read' | 'write') {
+    const categoryId = await this.access.inferCategory({ fieldId: input.fieldId })
+    return this.access.forCategory(actor, categoryId, need, input.b_o)
+  }
+
   /** The comment fields among `fields`. */
   commentFields(fields: FieldDef[]) {
     return fields.filter((field) => field.type === 'comments')
@@ -195,7 +243,7 @@ export class CommentsService {
    * summary as it was before this read, and the authors; the reader's read
    * position moves to the last comment.
    */
-  async thread(actor: Actor | null, scope: TableScope, fieldId: number, rowId: number) {
+  private async thread(actor: Actor | null, scope: TableScope, fieldId: number, rowId: number) {
     await this.cell(scope, fieldId, rowId)
     const viewerId = actor?.user.id ?? null
     const cells = await this.cells(scope.category.id, [fieldId], [rowId], viewerId, 1)
@@ -251,7 +299,7 @@ export class CommentsService {
    * the text (and action) of comment `commentId`, which only its author may.
    * Stamped; members are told through `tables:rows_changed` (no webhook).
    */
-  async edit(
+  private async edit(
     actor: Actor,
     scope: TableScope,
     input: { fieldId: number; rowId: number; text: string; action?: unknown; commentId?: number }
@@ -267,7 +315,7 @@ export class CommentsService {
       input.action === undefined || input.action === null || input.action === ''
         ? null
         : JSON.stringify(this.actionList(input.action))
-    const id = await stamps.write(async ({ trx, stamp, afterCommit }) => {
+    const id = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
       let commentId: number
       if (input.commentId !== undefined) {
         const existing = await trx
@@ -313,13 +361,13 @@ export class CommentsService {
   }
 
   /** deleteTableValueComments (extension): the author, or a book administrator. */
-  async remove(
+  private async remove(
     actor: Actor,
     scope: TableScope,
     input: { fieldId: number; rowId: number; ids: number[] }
   ) {
     await this.cell(scope, input.fieldId, input.rowId)
-    const deleted = await stamps.write(async ({ trx, stamp, afterCommit }) => {
+    const deleted = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
       const rows = await trx
         .from('table_comments')
         .whereIn('id', input.ids)
@@ -389,5 +437,3 @@ export class CommentsService {
     return emitter.emit('tables:rows_changed', event)
   }
 }
-
-export const commentsService = new CommentsService()

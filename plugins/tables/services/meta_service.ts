@@ -1,8 +1,9 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
-import type { FieldDef, FieldOptions, FieldType } from './field_types.js'
+import type { FieldDef, FieldOptions, FieldType } from '../lib/field_types.js'
 import { readQuery } from '#core/native_sql'
-import { normalizeFilter, type FilterGroupSpec, type FilterSpec } from './filter_compiler.js'
+import { normalizeFilter, type FilterGroupSpec, type FilterSpec } from '../lib/filter_compiler.js'
 
 export interface FormMeta {
   id: number
@@ -118,6 +119,7 @@ const toTab = (row: any): TabMeta => ({
  * cached in process and re-read when the category's meta_version changes, so
  * a page read costs one small version query instead of five.
  */
+@inject()
 export class MetaService {
   private cache = new Map<number, CategoryMeta>()
 
@@ -165,7 +167,7 @@ export class MetaService {
 
   /**
    * The cached category and form, without revalidation: for a write that
-   * checks `metaVersion` itself in its transaction (rowsService.updateValue).
+   * checks `metaVersion` itself in its transaction (this.rows.updateValue).
    */
   cached(categoryId: number): { category: CategoryMeta; form: FormMeta } | null {
     const category = this.cache.get(categoryId)
@@ -387,5 +389,3 @@ export class MetaService {
     }
   }
 }
-
-export const metaService = new MetaService()

@@ -1,3 +1,4 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { Knex } from 'knex'
 import {
@@ -8,7 +9,7 @@ import {
   sideTableName,
   storageOf,
   type FieldDef,
-} from './field_types.js'
+} from '../lib/field_types.js'
 
 /** Row ids are global: category c owns ids c * ROW_ID_SPACE + 1 ... (b_o and catId are inferred from a rowId). */
 export const ROW_ID_SPACE = 2 ** 32
@@ -23,6 +24,7 @@ const isMysql = () => db.connection().dialect.name === 'mysql'
  * callers write metadata first, then change the schema, and undo the metadata
  * when the DDL fails.
  */
+@inject()
 export class SchemaService {
   private schema() {
     return db.connection().schema
@@ -166,5 +168,3 @@ export class SchemaService {
     else await db.rawQuery(`DROP INDEX IF EXISTS "${name}"`)
   }
 }
-
-export const schemaService = new SchemaService()

@@ -1,10 +1,11 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import { randomBytes } from 'node:crypto'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import stamps from '#core/services/stamps'
-import type { BookRef } from '#plugins/books/services/book_access_service'
+import { StampService } from '#core/services/stamp_service'
+import { BookAccessService, type BookRef } from '#plugins/books/services/book_access_service'
 import {
   FIELD_TYPES,
   ROLLUP_FUNCTIONS,
@@ -17,28 +18,69 @@ import {
   type FieldDef,
   type FieldOptions,
   type FieldType,
-} from './field_types.js'
-import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from './filter_compiler.js'
-import { parseFormula } from './formula.js'
-import { metaService, toField, type CategoryMeta } from './meta_service.js'
-import { rowsService } from './rows_service.js'
-import { schemaService } from './schema_service.js'
-import { tableAccess } from './table_access.js'
-import { asBool, asList, asObject } from './wire.js'
+} from '../lib/field_types.js'
+import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
+import { parseFormula } from '../lib/formula.js'
+import { MetaService, toField, type CategoryMeta } from './meta_service.js'
+import { RecomputeService } from './recompute_service.js'
+import { RowWriter } from './row_writer.js'
+import { SchemaService } from './schema_service.js'
+import { TableAccess } from './table_access.js'
+import { validateWire } from '#core/rpc/wire'
+import { asList, asObject, flagOr } from '../lib/wire.js'
+import { fieldValidator } from '../validators/params.js'
 
 const fixedCode = (prefix: string) => `${prefix}${randomBytes(6).toString('hex')}`
 const unix = () => Math.floor(Date.now() / 1000)
 const invalid = (message: string) => rpcError('INVALID_PARAMETER', message)
-const text = (value: unknown) => (value === undefined || value === null ? undefined : String(value))
 
+/** A field's definition as createField and updateField validate it (validators/params.ts). */
 export interface FieldInput {
-  name?: unknown
-  type?: unknown
-  code?: unknown
-  description?: unknown
-  readOnly?: unknown
-  order?: unknown
-  options?: unknown
+  b_o?: string
+  name?: string
+  type?: string
+  code?: string
+  description?: string
+  readOnly?: boolean
+  order?: number
+  options?: Record<string, any>
+}
+
+/** updateTable's parameters. */
+export interface TableInput {
+  b_o?: string
+  name?: string
+  description?: string
+  code?: string
+  order?: number
+  locked?: boolean
+  rights?: Record<string, any>
+  prefs?: Record<string, any>
+  public?: boolean
+  triggerUpdateUrl?: string
+}
+
+/** createView and updateView's parameters; the raw ones may be empty to clear the setting. */
+export interface ViewInput {
+  b_o?: string
+  name?: string
+  description?: string
+  order?: number
+  presentation?: string
+  locked?: boolean
+  filterGroup?: unknown
+  card?: unknown
+  calendar?: unknown
+  hiddenFields?: unknown
+}
+
+/** createTab and updateTab's parameters (`view_id` or `viewId`; empty or 0 detaches the view). */
+export interface TabInput {
+  b_o?: string
+  view_id?: unknown
+  viewId?: unknown
+  order?: number
+  hidden?: boolean
 }
 
 /**
@@ -47,18 +89,29 @@ export interface FieldInput {
  * row tables' DDL runs after it (MariaDB commits DDL implicitly), and the
  * metadata is undone when the DDL fails.
  */
+@inject()
 export class StructureService {
+  constructor(
+    private stamps: StampService,
+    private books: BookAccessService,
+    private meta: MetaService,
+    private recompute: RecomputeService,
+    private writer: RowWriter,
+    private schema: SchemaService,
+    private access: TableAccess
+  ) {}
+
   private async bump(trx: TransactionClientContract, categoryId: number, stamp: number) {
     await trx
       .from('table_categories')
       .where('id', categoryId)
       .update({ meta_version: stamp, sstamp: stamp, updated_at: unix() })
-    metaService.invalidate(categoryId)
+    this.meta.invalidate(categoryId)
   }
 
   /** The book's smart-table container, created on first use. */
   async ensureForm(trx: TransactionClientContract, book: BookRef, actor: Actor, stamp: number) {
-    const existing = await metaService.formOfBook(book.id, trx)
+    const existing = await this.meta.formOfBook(book.id, trx)
     if (existing) return existing.id
     const [id] = await trx.table('table_forms').insert({
       book_id: book.id,
@@ -72,6 +125,23 @@ export class StructureService {
 
   // ---- tables -------------------------------------------------------------
 
+  /** createTable: in the book b_o/b_c, which the actor administers. */
+  async createTableIn(
+    actor: Actor,
+    input: {
+      b_o: string
+      b_c: string
+      name: string
+      description?: string
+      code?: string
+      fields?: Record<string, unknown>[]
+      public?: boolean
+    }
+  ) {
+    const book = await this.books.resolveFor(actor, input.b_o, input.b_c, 'admin')
+    return this.createTable(actor, book, { ...input, isPublic: input.public })
+  }
+
   async createTable(
     actor: Actor,
     book: BookRef,
@@ -79,12 +149,15 @@ export class StructureService {
       name: string
       description?: string
       code?: string
-      fields?: unknown
+      fields?: Record<string, unknown>[]
       isPublic?: boolean
     }
   ) {
-    const fieldInputs = asList(input.fields, 'fields').map((raw) => asObject(raw, 'fields'))
-    const created = await stamps.write(async ({ trx, stamp }) => {
+    // Initial fields are read by the rules createField reads its parameters with.
+    const fieldInputs: FieldInput[] = []
+    for (const raw of input.fields ?? [])
+      fieldInputs.push(await validateWire<FieldInput>(fieldValidator, raw))
+    const created = await this.stamps.write(async ({ trx, stamp }) => {
       const formId = await this.ensureForm(trx, book, actor, stamp)
       if (input.isPublic !== undefined)
         await trx.from('table_forms').where('id', formId).update({ is_public: input.isPublic })
@@ -131,9 +204,9 @@ export class StructureService {
       return { categoryId: Number(categoryId), viewId: Number(viewId), tabId: Number(tabId) }
     })
     try {
-      await schemaService.createRowTable(created.categoryId)
+      await this.schema.createRowTable(created.categoryId)
     } catch (error) {
-      await stamps.write(({ trx }) =>
+      await this.stamps.write(({ trx }) =>
         trx.from('table_categories').where('id', created.categoryId).delete()
       )
       throw error
@@ -143,48 +216,45 @@ export class StructureService {
     return created
   }
 
-  async updateTable(actor: Actor, categoryId: number, input: Record<string, any>) {
-    const { category, form } = await tableAccess.forCategory(actor, categoryId, 'admin', input.b_o)
-    await stamps.write(async ({ trx, stamp }) => {
+  async updateTable(actor: Actor, categoryId: number, input: TableInput) {
+    const { category, form } = await this.access.forCategory(actor, categoryId, 'admin', input.b_o)
+    await this.stamps.write(async ({ trx, stamp }) => {
       const changes: Record<string, unknown> = {}
-      if (text(input.name) !== undefined) {
-        if (String(input.name).trim() === '') throw invalid('Invalid parameter name: empty')
-        changes.name = String(input.name).trim()
+      if (input.name !== undefined) {
+        if (input.name.trim() === '') throw invalid('Invalid parameter name: empty')
+        changes.name = input.name.trim()
       }
-      if (input.description !== undefined) changes.description = String(input.description)
+      if (input.description !== undefined) changes.description = input.description
       if (input.code !== undefined) {
-        const code = String(input.code).trim()
+        const code = input.code.trim()
         if (code) await this.assertFreeCode(trx, form.id, code, category.id)
         changes.code = code || null
       }
-      if (input.order !== undefined && input.order !== '')
-        changes.order = this.int(input.order, 'order')
-      if (input.locked !== undefined && input.locked !== '')
-        changes.locked = asBool(input.locked, false)
-      if (input.rights !== undefined && input.rights !== '') {
-        const rights = asObject(input.rights, 'rights')
-        if (rights.modify !== undefined) changes.rights_modify = asBool(rights.modify, true)
+      if (input.order !== undefined) changes.order = input.order
+      if (input.locked !== undefined) changes.locked = input.locked
+      if (input.rights !== undefined) {
+        const rights = input.rights
+        if (rights.modify !== undefined) changes.rights_modify = flagOr(rights.modify, true)
         if (rights.select !== undefined)
           changes.rights_select = this.int(rights.select, 'rights.select')
       }
-      if (input.prefs !== undefined && input.prefs !== '')
-        changes.prefs = JSON.stringify(asObject(input.prefs, 'prefs'))
+      if (input.prefs !== undefined) changes.prefs = JSON.stringify(input.prefs)
       if (input.triggerUpdateUrl !== undefined)
-        changes.trigger_update_url = String(input.triggerUpdateUrl) || null
+        changes.trigger_update_url = input.triggerUpdateUrl || null
       if (Object.keys(changes).length)
         await trx.from('table_categories').where('id', category.id).update(changes)
-      if (input.public !== undefined && input.public !== '') {
+      if (input.public !== undefined) {
         await trx
           .from('table_forms')
           .where('id', form.id)
-          .update({ is_public: asBool(input.public, false), sstamp: stamp, updated_at: unix() })
+          .update({ is_public: input.public, sstamp: stamp, updated_at: unix() })
       }
       await this.bump(trx, category.id, stamp)
     })
   }
 
   async deleteTable(actor: Actor, categoryId: number, b_o?: unknown) {
-    const { category } = await tableAccess.forCategory(actor, categoryId, 'admin', b_o)
+    const { category } = await this.access.forCategory(actor, categoryId, 'admin', b_o)
     const links = await db
       .from('table_fields')
       .where('type', 'link')
@@ -198,11 +268,11 @@ export class StructureService {
         'CONFLICT',
         `Field "${linked.name}" (${linked.id}) of another table links to this table: delete it first`
       )
-    await stamps.write(async ({ trx }) => {
+    await this.stamps.write(async ({ trx }) => {
       await trx.from('table_categories').where('id', category.id).delete()
     })
-    metaService.invalidate(category.id)
-    await schemaService.dropRowTable(category.id, category.fields)
+    this.meta.invalidate(category.id)
+    await this.schema.dropRowTable(category.id, category.fields)
   }
 
   private async assertFreeCode(
@@ -229,10 +299,9 @@ export class StructureService {
   private async fieldOptions(
     category: CategoryMeta,
     type: FieldType,
-    raw: unknown,
+    given: Record<string, any> = {},
     previous: FieldOptions = {}
   ): Promise<FieldOptions> {
-    const given = raw === undefined || raw === '' ? {} : asObject(raw, 'options')
     const options: FieldOptions = { ...previous }
     if (given.values !== undefined) options.values = asList(given.values, 'values').map(String)
     if (given.enumColors !== undefined) {
@@ -242,23 +311,23 @@ export class StructureService {
           const object = asObject(item, 'enumColors.values')
           return { value: String(object.value ?? ''), color: String(object.color ?? '') }
         }),
-        strict: asBool(colors.strict, false),
-        displayColors: asBool(colors.displayColors, true),
+        strict: flagOr(colors.strict, false),
+        displayColors: flagOr(colors.displayColors, true),
       }
     }
     if (given.strict !== undefined) {
       options.enumColors = {
         values: options.enumColors?.values ?? [],
         displayColors: options.enumColors?.displayColors ?? true,
-        strict: asBool(given.strict, false),
+        strict: flagOr(given.strict, false),
       }
     }
     if (options.enumColors && !options.values)
       options.values = options.enumColors.values.map((item) => item.value)
     for (const key of ['dateFormat', 'numformat', 'formula'] as const)
       if (given[key] !== undefined) options[key] = String(given[key])
-    if (given.withTime !== undefined) options.withTime = asBool(given.withTime, false)
-    if (given.multiple !== undefined) options.multiple = asBool(given.multiple, false)
+    if (given.withTime !== undefined) options.withTime = flagOr(given.withTime, false)
+    if (given.multiple !== undefined) options.multiple = flagOr(given.multiple, false)
     if (given.resultType !== undefined) {
       if (!['number', 'text'].includes(String(given.resultType)))
         throw invalid('options.resultType is number or text')
@@ -275,7 +344,7 @@ export class StructureService {
 
     if (type === 'link') {
       if (!options.linkCatId) throw invalid('A link field needs options.linkCatId')
-      const target = await metaService.category(options.linkCatId)
+      const target = await this.meta.category(options.linkCatId)
       if (!target || target.form.id !== category.formId)
         throw invalid(`options.linkCatId ${options.linkCatId} is not a table of this book`)
     }
@@ -284,7 +353,7 @@ export class StructureService {
         (field) => field.id === options.linkFieldId && field.type === 'link'
       )
       if (!link) throw invalid('options.linkFieldId must name a link field of this table')
-      const target = await metaService.category(link.options.linkCatId!)
+      const target = await this.meta.category(link.options.linkCatId!)
       const targetField = target?.category.fields.find(
         (field) => field.id === options.targetFieldId
       )
@@ -304,16 +373,16 @@ export class StructureService {
     return options
   }
 
-  private fieldType(raw: unknown): FieldType {
-    const type = String(raw ?? '').trim()
+  private fieldType(raw: string | undefined): FieldType {
+    const type = (raw ?? '').trim()
     if (!(FIELD_TYPES as readonly string[]).includes(type))
       throw invalid(`Unknown field type "${type}"`)
     return type as FieldType
   }
 
-  async createField(actor: Actor, categoryId: number, input: FieldInput & { b_o?: unknown }) {
-    const { category } = await tableAccess.forCategory(actor, categoryId, 'admin', input.b_o)
-    const name = String(input.name ?? '').trim()
+  async createField(actor: Actor, categoryId: number, input: FieldInput) {
+    const { category } = await this.access.forCategory(actor, categoryId, 'admin', input.b_o)
+    const name = (input.name ?? '').trim()
     if (!name) throw rpcError('MISSING_PARAMETER', 'Missing parameter: name')
     const type = this.fieldType(input.type)
     if (category.fields.some((field) => field.name.toLowerCase() === name.toLowerCase())) {
@@ -321,7 +390,7 @@ export class StructureService {
     }
     const options = await this.fieldOptions(category, type, input.options)
     const stored = storageOf({ type, options }) !== 'none' && !SYSTEM_COLUMNS[type]
-    const fieldId = await stamps.write(async ({ trx, stamp }) => {
+    const fieldId = await this.stamps.write(async ({ trx, stamp }) => {
       const top = await trx
         .from('table_fields')
         .where('category_id', category.id)
@@ -330,15 +399,12 @@ export class StructureService {
       const [id] = await trx.table('table_fields').insert({
         category_id: category.id,
         name,
-        code: text(input.code) || null,
+        code: input.code || null,
         fixed_code: fixedCode('f'),
         type,
-        order:
-          input.order !== undefined && input.order !== ''
-            ? this.int(input.order, 'order')
-            : Number(top?.top ?? 0) + 1,
-        description: text(input.description) ?? null,
-        read_only: asBool(input.readOnly, false),
+        order: input.order ?? Number(top?.top ?? 0) + 1,
+        description: input.description ?? null,
+        read_only: input.readOnly ?? false,
         options: JSON.stringify(options),
         sstamp: stamp,
         updated_at: unix(),
@@ -352,19 +418,19 @@ export class StructureService {
       return Number(id)
     })
     try {
-      await schemaService.addField(
+      await this.schema.addField(
         category.id,
         { id: fieldId, type, options },
         stored ? `f${fieldId}` : null
       )
     } catch (error) {
-      await stamps.write(async ({ trx, stamp }) => {
+      await this.stamps.write(async ({ trx, stamp }) => {
         await trx.from('table_fields').where('id', fieldId).delete()
         await this.bump(trx, category.id, stamp)
       })
       throw error
     }
-    metaService.invalidate(category.id)
+    this.meta.invalidate(category.id)
     if (['lookup', 'rollup', 'formula', 'autoincrement'].includes(type))
       await this.fillComputed(category.id, fieldId)
     return fieldId
@@ -372,7 +438,7 @@ export class StructureService {
 
   /** Computes a new computed column for existing rows (autoincrement: numbered in row order). */
   private async fillComputed(categoryId: number, fieldId: number) {
-    const found = await metaService.category(categoryId)
+    const found = await this.meta.category(categoryId)
     const field = found?.category.fields.find((candidate) => candidate.id === fieldId)
     if (!field?.column) return
     if (field.type === 'autoincrement') {
@@ -387,7 +453,7 @@ export class StructureService {
           .select('id')
         const ids = page.map((row) => Number(row.id))
         if (!ids.length) return
-        await stamps.write(async ({ trx }) => {
+        await this.stamps.write(async ({ trx }) => {
           for (const id of ids)
             await trx
               .from(rowTableName(categoryId))
@@ -397,29 +463,28 @@ export class StructureService {
         after = ids[ids.length - 1]
       }
     }
-    await rowsService.recomputeAll(categoryId)
+    await this.recompute.recomputeAll(categoryId)
   }
 
   async field(fieldId: number): Promise<{ category: CategoryMeta; field: FieldDef }> {
-    const categoryId = await metaService.categoryOfField(fieldId)
-    const found = categoryId ? await metaService.category(categoryId) : null
+    const categoryId = await this.meta.categoryOfField(fieldId)
+    const found = categoryId ? await this.meta.category(categoryId) : null
     const field = found?.category.fields.find((candidate) => candidate.id === fieldId)
     if (!found || !field) throw rpcError('NOT_FOUND', `Field ${fieldId} not found`)
     return { category: found.category, field }
   }
 
-  async updateField(actor: Actor, fieldId: number, input: FieldInput & { b_o?: unknown }) {
+  async updateField(actor: Actor, fieldId: number, input: FieldInput) {
     const { category, field } = await this.field(fieldId)
-    await tableAccess.forCategory(actor, category.id, 'admin', input.b_o)
-    const type =
-      input.type !== undefined && input.type !== '' ? this.fieldType(input.type) : field.type
+    await this.access.forCategory(actor, category.id, 'admin', input.b_o)
+    const type = input.type ? this.fieldType(input.type) : field.type
     const options = await this.fieldOptions(
       category,
       type,
       input.options,
       type === field.type ? field.options : {}
     )
-    const name = input.name !== undefined ? String(input.name).trim() : field.name
+    const name = input.name !== undefined ? input.name.trim() : field.name
     if (!name) throw invalid('Invalid parameter name: empty')
     if (
       category.fields.some(
@@ -446,14 +511,14 @@ export class StructureService {
             sideTableName(category.id, field.id),
             `${sideTableName(category.id, field.id)}_old`
           )
-      await schemaService.addField(category.id, next, newColumn)
+      await this.schema.addField(category.id, next, newColumn)
       await this.convertColumn(category, field, next)
       if (hasSideTable(field))
         await db
           .connection()
           .schema.dropTableIfExists(`${sideTableName(category.id, field.id)}_old`)
     }
-    await stamps.write(async ({ trx, stamp }) => {
+    await this.stamps.write(async ({ trx, stamp }) => {
       await trx
         .from('table_fields')
         .where('id', field.id)
@@ -462,30 +527,23 @@ export class StructureService {
           type,
           options: JSON.stringify(options),
           column_name: newColumn,
-          code: input.code !== undefined ? text(input.code) || null : field.code,
-          description:
-            input.description !== undefined ? (text(input.description) ?? null) : field.description,
-          read_only:
-            input.readOnly !== undefined && input.readOnly !== ''
-              ? asBool(input.readOnly, false)
-              : field.readOnly,
-          order:
-            input.order !== undefined && input.order !== ''
-              ? this.int(input.order, 'order')
-              : field.order,
+          code: input.code !== undefined ? input.code || null : field.code,
+          description: input.description ?? field.description,
+          read_only: input.readOnly ?? field.readOnly,
+          order: input.order ?? field.order,
           sstamp: stamp,
           updated_at: unix(),
         })
       await this.bump(trx, category.id, stamp)
     })
     if (rebuild && field.column) {
-      await schemaService.dropColumns(
+      await this.schema.dropColumns(
         category.id,
         field.type === 'link' ? [field.column, `${field.column}_t`] : [field.column]
       )
     }
     if (['lookup', 'rollup', 'formula', 'link'].includes(type) || rebuild)
-      await rowsService.recomputeAll(category.id)
+      await this.recompute.recomputeAll(category.id)
   }
 
   /** Converts the values of a field into its new type; values that do not convert become empty. */
@@ -493,12 +551,12 @@ export class StructureService {
     const table = rowTableName(category.id)
     const oldColumn = from.column ?? (SYSTEM_COLUMNS[from.type] as string | undefined)
     if (!oldColumn || !to.column) return
-    const { displayText } = await import('./field_types.js')
+    const { displayText } = await import('../lib/field_types.js')
     let after = 0
     for (;;) {
       const rows = await db.from(table).where('id', '>', after).orderBy('id').limit(1000)
       if (!rows.length) return
-      await stamps.write(async ({ trx }) => {
+      await this.stamps.write(async ({ trx }) => {
         const sideRows: { row_id: number; value: string | number; pos: number }[] = []
         for (const row of rows) {
           const source =
@@ -527,7 +585,7 @@ export class StructureService {
               sideRows.push({ row_id: Number(row.id), value, pos })
             )
         }
-        await rowsService.insertPlain(trx, sideTableName(category.id, to.id), sideRows)
+        await this.writer.insertPlain(trx, sideTableName(category.id, to.id), sideRows)
       })
       after = Number(rows[rows.length - 1].id)
     }
@@ -535,7 +593,7 @@ export class StructureService {
 
   async deleteField(actor: Actor, fieldId: number, b_o?: unknown) {
     const { category, field } = await this.field(fieldId)
-    await tableAccess.forCategory(actor, category.id, 'admin', b_o)
+    await this.access.forCategory(actor, category.id, 'admin', b_o)
     const dependents = await db
       .from('table_fields')
       .whereIn('type', ['lookup', 'rollup'])
@@ -550,12 +608,12 @@ export class StructureService {
         'CONFLICT',
         `Field "${dependent.name}" (${dependent.id}) reads this field: delete it first`
       )
-    await stamps.write(async ({ trx, stamp }) => {
+    await this.stamps.write(async ({ trx, stamp }) => {
       await trx.from('table_filters').where('field_id', field.id).delete()
       await trx.from('table_fields').where('id', field.id).delete()
       await this.bump(trx, category.id, stamp)
     })
-    await schemaService.dropField(category.id, field)
+    await this.schema.dropField(category.id, field)
   }
 
   // ---- views --------------------------------------------------------------
@@ -596,20 +654,18 @@ export class StructureService {
     return { group, used: compiled.usedFields }
   }
 
-  private viewColumns(input: Record<string, any>) {
+  private viewColumns(input: ViewInput) {
     const changes: Record<string, unknown> = {}
-    if (input.name !== undefined) changes.name = String(input.name).trim()
-    if (input.description !== undefined) changes.description = String(input.description)
+    if (input.name !== undefined) changes.name = input.name.trim()
+    if (input.description !== undefined) changes.description = input.description
     if (input.presentation !== undefined) {
-      const presentation = String(input.presentation)
+      const presentation = input.presentation
       if (!['grid', 'card', 'calendar', 'form', 'kanban', 'gallery'].includes(presentation))
         throw invalid(`Unknown presentation "${presentation}"`)
       changes.presentation = presentation
     }
-    if (input.locked !== undefined && input.locked !== '')
-      changes.locked = asBool(input.locked, false)
-    if (input.order !== undefined && input.order !== '')
-      changes.order = this.int(input.order, 'order')
+    if (input.locked !== undefined) changes.locked = input.locked
+    if (input.order !== undefined) changes.order = input.order
     if (input.card !== undefined) changes.card = JSON.stringify(asObject(input.card, 'card'))
     if (input.calendar !== undefined)
       changes.calendar = JSON.stringify(asObject(input.calendar, 'calendar'))
@@ -618,12 +674,11 @@ export class StructureService {
     return changes
   }
 
-  async createView(actor: Actor, categoryId: number, input: Record<string, any>) {
-    const { category } = await tableAccess.forCategory(actor, categoryId, 'admin', input.b_o)
-    if (!String(input.name ?? '').trim())
-      throw rpcError('MISSING_PARAMETER', 'Missing parameter: name')
+  async createView(actor: Actor, categoryId: number, input: ViewInput) {
+    const { category } = await this.access.forCategory(actor, categoryId, 'admin', input.b_o)
+    if (!(input.name ?? '').trim()) throw rpcError('MISSING_PARAMETER', 'Missing parameter: name')
     const { group, used } = this.checkGroup(category, input.filterGroup)
-    const viewId = await stamps.write(async ({ trx, stamp }) => {
+    const viewId = await this.stamps.write(async ({ trx, stamp }) => {
       const top = await trx
         .from('table_views')
         .where('category_id', category.id)
@@ -645,20 +700,20 @@ export class StructureService {
   }
 
   private async view(viewId: number) {
-    const categoryId = await metaService.categoryOfView(viewId)
+    const categoryId = await this.meta.categoryOfView(viewId)
     if (!categoryId) throw rpcError('NOT_FOUND', `View ${viewId} not found`)
     return categoryId
   }
 
-  async updateView(actor: Actor, viewId: number, input: Record<string, any>) {
-    const { category } = await tableAccess.forCategory(
+  async updateView(actor: Actor, viewId: number, input: ViewInput) {
+    const { category } = await this.access.forCategory(
       actor,
       await this.view(viewId),
       'admin',
       input.b_o
     )
     const { group, used } = this.checkGroup(category, input.filterGroup)
-    await stamps.write(async ({ trx, stamp }) => {
+    await this.stamps.write(async ({ trx, stamp }) => {
       const changes = this.viewColumns(input)
       if (changes.name === '') throw invalid('Invalid parameter name: empty')
       await trx
@@ -672,8 +727,8 @@ export class StructureService {
   }
 
   async deleteView(actor: Actor, viewId: number, b_o?: unknown) {
-    const { category } = await tableAccess.forCategory(actor, await this.view(viewId), 'admin', b_o)
-    await stamps.write(async ({ trx, stamp }) => {
+    const { category } = await this.access.forCategory(actor, await this.view(viewId), 'admin', b_o)
+    await this.stamps.write(async ({ trx, stamp }) => {
       await trx.from('table_views').where('id', viewId).delete()
       await this.bump(trx, category.id, stamp)
     })
@@ -686,26 +741,23 @@ export class StructureService {
       if (seen.has(field.id)) continue
       seen.add(field.id)
       const column = field.column ?? SYSTEM_COLUMNS[field.type]
-      if (column) await schemaService.ensureIndex(categoryId, field, column)
+      if (column) await this.schema.ensureIndex(categoryId, field, column)
     }
   }
 
   // ---- tabs ---------------------------------------------------------------
 
-  async createTab(actor: Actor, categoryId: number, input: Record<string, any>) {
-    const { category, form } = await tableAccess.forCategory(actor, categoryId, 'admin', input.b_o)
+  async createTab(actor: Actor, categoryId: number, input: TabInput) {
+    const { category, form } = await this.access.forCategory(actor, categoryId, 'admin', input.b_o)
     const viewId = this.optionalView(category, input.view_id ?? input.viewId)
-    return stamps.write(async ({ trx, stamp }) => {
+    return this.stamps.write(async ({ trx, stamp }) => {
       const top = await trx.from('table_tabs').where('form_id', form.id).max('order as top').first()
       const [id] = await trx.table('table_tabs').insert({
         form_id: form.id,
         category_id: category.id,
         view_id: viewId ?? null,
-        order:
-          input.order !== undefined && input.order !== ''
-            ? this.int(input.order, 'order')
-            : Number(top?.top ?? 0) + 1,
-        hidden: asBool(input.hidden, false),
+        order: input.order ?? Number(top?.top ?? 0) + 1,
+        hidden: input.hidden ?? false,
         sstamp: stamp,
         updated_at: unix(),
       })
@@ -727,22 +779,20 @@ export class StructureService {
   }
 
   private async tabScope(actor: Actor, tabId: number, b_o?: unknown) {
-    const tab = await metaService.tab(tabId)
+    const tab = await this.meta.tab(tabId)
     if (!tab) throw rpcError('NOT_FOUND', `Tab ${tabId} not found`)
-    const scope = await tableAccess.forCategory(actor, tab.categoryId, 'admin', b_o)
+    const scope = await this.access.forCategory(actor, tab.categoryId, 'admin', b_o)
     return { tab, ...scope }
   }
 
-  async updateTab(actor: Actor, tabId: number, input: Record<string, any>) {
+  async updateTab(actor: Actor, tabId: number, input: TabInput) {
     const { tab, category } = await this.tabScope(actor, tabId, input.b_o)
     const viewId = this.optionalView(category, input.view_id ?? input.viewId)
-    await stamps.write(async ({ trx, stamp }) => {
+    await this.stamps.write(async ({ trx, stamp }) => {
       const changes: Record<string, unknown> = { sstamp: stamp, updated_at: unix() }
       if (viewId !== undefined) changes.view_id = viewId
-      if (input.order !== undefined && input.order !== '')
-        changes.order = this.int(input.order, 'order')
-      if (input.hidden !== undefined && input.hidden !== '')
-        changes.hidden = asBool(input.hidden, false)
+      if (input.order !== undefined) changes.order = input.order
+      if (input.hidden !== undefined) changes.hidden = input.hidden
       await trx.from('table_tabs').where('id', tab.id).update(changes)
       await trx
         .from('table_forms')
@@ -753,7 +803,7 @@ export class StructureService {
 
   async deleteTab(actor: Actor, tabId: number, b_o?: unknown) {
     const { tab } = await this.tabScope(actor, tabId, b_o)
-    await stamps.write(async ({ trx, stamp }) => {
+    await this.stamps.write(async ({ trx, stamp }) => {
       await trx.from('table_tabs').where('id', tab.id).delete()
       await trx
         .from('table_forms')
@@ -763,5 +813,4 @@ export class StructureService {
   }
 }
 
-export const structureService = new StructureService()
 export { toField }

@@ -1,12 +1,18 @@
+import { inject } from '@adonisjs/core'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import bookAccess from '#plugins/books/services/book_access'
-import type { BookRef } from '#plugins/books/services/book_access_service'
-import { RIGHT_ADMIN } from '#plugins/books/rights'
-import { metaService, type CategoryMeta, type FormMeta } from './meta_service.js'
+import {
+  BookAccessService,
+  NEED_RIGHT,
+  RIGHT_ADMIN,
+  type BookNeed,
+  type BookRef,
+} from '#plugins/books/services/book_access_service'
+import { MetaService, type CategoryMeta, type FormMeta } from './meta_service.js'
 import { categoryOfRowId } from './schema_service.js'
 
-export type TableNeed = 'read' | 'write' | 'delete' | 'admin'
+/** What a caller does with a table: the books plugin's needs (NEED_RIGHT gives the right each takes). */
+export type TableNeed = BookNeed
 
 export interface TableScope {
   category: CategoryMeta
@@ -18,44 +24,49 @@ export interface TableScope {
 
 const tableNotFound = () => rpcError('NOT_FOUND', 'Table not found')
 
+const ACCESS_TTL_MS = 1000
+
 /**
  * Who may read and write which table. Book membership and rights come from
  * the books plugin; on top of them a table may be hidden below a right
  * (rights.select) or closed to changes by non-administrators (rights.modify,
  * locked). A public form is readable by anyone, without a session.
  */
-/**
- * Book identities and member rights are cached for ACCESS_TTL_MS: a table
- * write then costs no book queries. A right withdrawn by the books plugin
- * takes effect within that delay.
- */
-const ACCESS_TTL_MS = 1000
-const bookCache = new Map<number, { at: number; book: BookRef | null }>()
-const rightCache = new Map<string, { at: number; right: number | null }>()
-
-async function cachedBook(bookId: number) {
-  const hit = bookCache.get(bookId)
-  if (hit && Date.now() - hit.at < ACCESS_TTL_MS) return hit.book
-  const book = await bookAccess.findById(bookId)
-  bookCache.set(bookId, { at: Date.now(), book })
-  return book
-}
-
-async function cachedRight(userId: number, bookId: number) {
-  const key = `${userId}:${bookId}`
-  const hit = rightCache.get(key)
-  if (hit && Date.now() - hit.at < ACCESS_TTL_MS) return hit.right
-  const right = await bookAccess.rightOf(userId, bookId)
-  if (rightCache.size > 10_000) rightCache.clear()
-  rightCache.set(key, { at: Date.now(), right })
-  return right
-}
-
-const NEED_LEVEL: Record<TableNeed, number> = { read: 1, write: 2, delete: 3, admin: 4 }
-
+@inject()
 export class TableAccess {
+  constructor(
+    private meta: MetaService,
+    private books: BookAccessService
+  ) {}
+
+  /**
+   * Book identities and member rights are cached for ACCESS_TTL_MS: a table
+   * write then costs no book queries. A right withdrawn by the books plugin
+   * takes effect within that delay.
+   */
+  private bookCache = new Map<number, { at: number; book: BookRef | null }>()
+  private rightCache = new Map<string, { at: number; right: number | null }>()
+
+  private async cachedBook(bookId: number) {
+    const hit = this.bookCache.get(bookId)
+    if (hit && Date.now() - hit.at < ACCESS_TTL_MS) return hit.book
+    const book = await this.books.findById(bookId)
+    this.bookCache.set(bookId, { at: Date.now(), book })
+    return book
+  }
+
+  private async cachedRight(userId: number, bookId: number) {
+    const key = `${userId}:${bookId}`
+    const hit = this.rightCache.get(key)
+    if (hit && Date.now() - hit.at < ACCESS_TTL_MS) return hit.right
+    const right = await this.books.rightOf(userId, bookId)
+    if (this.rightCache.size > 10_000) this.rightCache.clear()
+    this.rightCache.set(key, { at: Date.now(), right })
+    return right
+  }
+
   async book(bookId: number) {
-    const book = await cachedBook(bookId)
+    const book = await this.cachedBook(bookId)
     if (!book) throw tableNotFound()
     return book
   }
@@ -77,22 +88,22 @@ export class TableAccess {
       throw rpcError('MISSING_PARAMETER', 'Missing parameter: sesskey (this table is not public)')
     }
     if (need === 'read' && isPublic) {
-      bookAccess.assertRestrictions(actor, book, 'read')
-      return cachedRight(actor.user.id, book.id)
+      this.books.assertRestrictions(actor, book, 'read')
+      return this.cachedRight(actor.user.id, book.id)
     }
     // Fast path (cached right): the same checks as BookAccessService.assert, which gives the error answers.
-    bookAccess.assertRestrictions(actor, book, need)
-    const right = await cachedRight(actor.user.id, book.id)
+    this.books.assertRestrictions(actor, book, need)
+    const right = await this.cachedRight(actor.user.id, book.id)
     if (
       right !== null &&
-      right >= NEED_LEVEL[need] &&
+      right >= NEED_RIGHT[need] &&
       !(book.archived && need !== 'read' && need !== 'admin')
     )
       return right
-    const asserted = await bookAccess.assert(actor, book, need)
+    const asserted = await this.books.assert(actor, book, need)
     return typeof asserted === 'number'
       ? asserted
-      : await bookAccess.rightOf(actor.user.id, book.id)
+      : await this.books.rightOf(actor.user.id, book.id)
   }
 
   async forCategory(
@@ -101,7 +112,7 @@ export class TableAccess {
     need: TableNeed,
     b_o?: unknown
   ): Promise<TableScope> {
-    const found = await metaService.category(categoryId)
+    const found = await this.meta.category(categoryId)
     if (!found) throw tableNotFound()
     return this.forFound(actor, found, need, b_o)
   }
@@ -153,7 +164,7 @@ export class TableAccess {
     }
     const fieldId = String(params.fieldId ?? '').trim()
     if (/^\d+$/.test(fieldId)) {
-      const found = await metaService.categoryOfField(Number(fieldId))
+      const found = await this.meta.categoryOfField(Number(fieldId))
       if (!found) throw rpcError('NOT_FOUND', `Field ${fieldId} not found`)
       return found
     }
@@ -162,5 +173,3 @@ export class TableAccess {
     throw rpcError('MISSING_PARAMETER', 'Missing parameter: catId')
   }
 }
-
-export const tableAccess = new TableAccess()

@@ -1,15 +1,17 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import stamps from '#core/services/stamps'
-import bookAccess from '#plugins/books/services/book_access'
-import { rowTableName, serializeCell, type FieldDef } from './field_types.js'
-import { commentsService } from './comments_service.js'
-import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from './filter_compiler.js'
-import { metaService, type CategoryMeta, type TabMeta } from './meta_service.js'
-import { readQuery } from '#core/native_sql'
-import { tableAccess, type TableScope } from './table_access.js'
-import { asBool, asIdList, asObject } from './wire.js'
+import { BookAccessService, RIGHT_ADMIN } from '#plugins/books/services/book_access_service'
+import { StampService } from '#core/services/stamp_service'
+import { UserService } from '#core/services/user_service'
+import { formatDateTime, rowTableName, serializeCell, type FieldDef } from '../lib/field_types.js'
+import { CommentsService } from './comments_service.js'
+import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
+import { MetaService, type CategoryMeta, type TabMeta } from './meta_service.js'
+import { quoteId, readQuery } from '#core/native_sql'
+import { TableAccess, type TableScope } from './table_access.js'
+import { asIdList, asObject, flagOr } from '../lib/wire.js'
 import {
   serializeCategory,
   serializeField,
@@ -20,7 +22,26 @@ import {
 type Row = Record<string, any>
 export type ValuesFormat = 'columns' | 'rows' | 'diff_ready_rows'
 
-export const DEFAULT_MAX_ROWS = 100
+const DEFAULT_MAX_ROWS = 100
+
+/** The options of a page read (getTableValues, getNamedTableValues). */
+export interface PageInput {
+  filterRowIds?: unknown
+  tabId?: number
+  offset?: number
+  maxRows?: number
+  format?: string
+  getAllViews?: boolean
+  getDependencies?: boolean
+  maxComments?: number
+}
+
+/** `lastModifiedAfter` (unix seconds or a date) in the stored form of updated_at; null when not a date. */
+function modifiedAfter(raw: string): string | null {
+  const text = raw.trim()
+  const date = /^\d+$/.test(text) ? new Date(Number(text) * 1000) : new Date(text)
+  return Number.isNaN(date.getTime()) ? null : formatDateTime(date)
+}
 
 interface Selection {
   where: { sql: string; bindings: unknown[] }[]
@@ -29,19 +50,26 @@ interface Selection {
   onlyIds: number[] | null
 }
 
-const quote = (identifier: string) =>
-  db.connection().dialect.name === 'mysql' ? `\`${identifier}\`` : `"${identifier}"`
-
 /**
  * Reads of smart-table values: every filter, sort and page is done by SQL on
  * the category's row table (computed columns are stored, so link and lookup
  * columns cost nothing extra), and answers are shaped per `format`.
  */
+@inject()
 export class ValuesService {
+  constructor(
+    private stamps: StampService,
+    private users: UserService,
+    private books: BookAccessService,
+    private meta: MetaService,
+    private comments: CommentsService,
+    private access: TableAccess
+  ) {}
+
   // ---- filterRowIds -------------------------------------------------------
 
   /**
-   * filterRowIds (spec 4.A.6): `{row_ids, exclude, applyViewFilters}` as JSON
+   * filterRowIds (docs/spec/service-interface.md 4.A.6): `{row_ids, exclude, applyViewFilters}` as JSON
    * or bracket object, or `1,2,3` / `!1,2,3`. applyViewFilters is a view id,
    * true (the user's selected view), or {filterGroup} for an unsaved view.
    */
@@ -58,7 +86,7 @@ export class ValuesService {
     }
     const rowIds =
       object.row_ids === undefined ? [] : asIdList(object.row_ids, 'filterRowIds.row_ids')
-    const exclude = asBool(object.exclude, false)
+    const exclude = flagOr(object.exclude, false)
     if (rowIds.length && !exclude) {
       selection.onlyIds = rowIds
       return selection // rule 3: row_ids prevail, applyViewFilters ignored
@@ -99,7 +127,7 @@ export class ValuesService {
     if (['false', '0', 'off', 'no'].includes(text.toLowerCase())) return null
     let viewId: number | null = null
     if (['true', 'on', 'yes'].includes(text.toLowerCase())) {
-      const state = actor ? await metaService.userState(actor.user.id, category.formId) : null
+      const state = actor ? await this.meta.userState(actor.user.id, category.formId) : null
       viewId = state?.selectedViews[String(category.id)] ?? category.views[0]?.id ?? null
       if (viewId === null) return null
     } else if (/^\d+$/.test(text)) {
@@ -128,7 +156,7 @@ export class ValuesService {
 
   private ordered(query: ReturnType<ValuesService['baseQuery']>, selection: Selection) {
     for (const order of selection.orderBy)
-      query.orderByRaw(`t.${quote(order.column)} ${order.direction}`)
+      query.orderByRaw(`t.${quoteId(order.column)} ${order.direction}`)
     return query.orderBy('t.ord', 'asc').orderBy('t.id', 'asc')
   }
 
@@ -148,7 +176,7 @@ export class ValuesService {
 
   private orderOf(selection: Selection) {
     return [
-      ...selection.orderBy.map((order) => `t.${quote(order.column)} ${order.direction}`),
+      ...selection.orderBy.map((order) => `t.${quoteId(order.column)} ${order.direction}`),
       't.ord asc',
       't.id asc',
     ].join(', ')
@@ -167,7 +195,7 @@ export class ValuesService {
     selection: Selection,
     page: { offset: number; limit: number | null }
   ): Promise<Row[]> {
-    const table = quote(rowTableName(category.id))
+    const table = quoteId(rowTableName(category.id))
     const where = this.whereOf(selection)
     const order = this.orderOf(selection)
     if (page.limit === null && page.offset === 0)
@@ -183,7 +211,7 @@ export class ValuesService {
   async count(category: CategoryMeta, selection: Selection): Promise<number> {
     const where = this.whereOf(selection)
     const rows = await readQuery(
-      `SELECT COUNT(*) AS total FROM ${quote(rowTableName(category.id))} t ${where.sql}`,
+      `SELECT COUNT(*) AS total FROM ${quoteId(rowTableName(category.id))} t ${where.sql}`,
       where.bindings
     )
     return Number(rows[0]?.total ?? 0)
@@ -191,20 +219,70 @@ export class ValuesService {
 
   // ---- getTableValues -----------------------------------------------------
 
+  /** getTableValues: a page of one table; reached through a link field (fromFieldId), that link is checked. */
   async tableValues(
     actor: Actor | null,
+    input: PageInput & { catId: number; b_o?: string; fromFieldId?: number }
+  ) {
+    const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
+    if (input.fromFieldId) await this.checkLinkTo(scope, input.fromFieldId)
+    return this.page(actor, scope, input)
+  }
+
+  /** getNamedTableValues: getTableValues naming the table and its fields by their sync codes. */
+  async namedTableValues(
+    actor: Actor | null,
+    input: PageInput & { b_o: string; b_c: string; catCode: string; fieldCodes?: string }
+  ) {
+    const book = await this.books.resolve(input.b_o, input.b_c)
+    const form = book ? await this.meta.formOfBook(book.id) : null
+    const catId = form ? await this.meta.categoryByCode(form.id, input.catCode) : null
+    if (!catId) throw rpcError('NOT_FOUND', `No table with code "${input.catCode}"`)
+    const scope = await this.access.forCategory(actor, catId, 'read', input.b_o)
+    const fieldIds = input.fieldCodes
+      ? this.fieldIdsOfCodes(scope.category, input.fieldCodes)
+      : null
+    return this.page(actor, scope, { ...input, fieldIds })
+  }
+
+  /** The field that led a reader here must be a link to this table. */
+  private async checkLinkTo(scope: TableScope, fromFieldId: number) {
+    const fromCategory = await this.meta.categoryOfField(fromFieldId)
+    const found = fromCategory ? await this.meta.category(fromCategory) : null
+    const field = found?.category.fields.find((candidate) => candidate.id === fromFieldId)
+    if (!field) throw rpcError('NOT_FOUND', `Field ${fromFieldId} not found`)
+    if (field.type !== 'link' || Number(field.options.linkCatId) !== scope.category.id)
+      throw rpcError(
+        'INVALID_PARAMETER',
+        `Invalid parameter fromFieldId: field ${field.id} is not a link to table ${scope.category.id}`,
+        { field: 'fromFieldId' }
+      )
+  }
+
+  /** Field ids of `code,code,...` (a field's code or fixed code), in that order. */
+  private fieldIdsOfCodes(category: CategoryMeta, codes: string): number[] {
+    return codes
+      .split(',')
+      .map((code) => code.trim())
+      .filter(Boolean)
+      .map((code) => {
+        const field = category.fields.find(
+          (candidate) => candidate.code === code || candidate.fixedCode === code
+        )
+        if (!field)
+          throw rpcError(
+            'INVALID_PARAMETER',
+            `No field with code "${code}" in table "${category.name}"`
+          )
+        return field.id
+      })
+  }
+
+  /** A page of a table whose scope the caller resolved; `fieldIds` chooses and orders the columns. */
+  async page(
+    actor: Actor | null,
     scope: TableScope,
-    input: {
-      filterRowIds?: unknown
-      tabId?: number
-      offset?: number
-      maxRows?: number
-      format?: string
-      getAllViews?: boolean
-      getDependencies?: boolean
-      maxComments?: number
-      fieldIds?: number[] | null
-    }
+    input: PageInput & { fieldIds?: number[] | null }
   ) {
     if (
       input.maxComments !== undefined &&
@@ -214,7 +292,7 @@ export class ValuesService {
       throw rpcError('INVALID_PARAMETER', 'Invalid parameter maxComments: 1 to 10', {
         field: 'maxComments',
       })
-    const sstamp = await stamps.watermark()
+    const sstamp = await this.stamps.watermark()
     const { category } = scope
     const format = this.format(input.format)
     if (input.tabId !== undefined && actor) await this.rememberTab(actor, scope, input.tabId)
@@ -229,7 +307,7 @@ export class ValuesService {
       ? (input.maxRows ?? null)
       : Math.max(0, input.maxRows ?? DEFAULT_MAX_ROWS)
     const rows = await this.selectRows(category, selection, { offset, limit })
-    const users = await commentsService.attach(
+    const users = await this.comments.attach(
       category,
       fields,
       rows,
@@ -337,15 +415,156 @@ export class ValuesService {
   }
 
   private async rememberTab(actor: Actor, scope: TableScope, tabId: number) {
-    const tab: TabMeta | null = await metaService.tab(tabId)
+    const tab: TabMeta | null = await this.meta.tab(tabId)
     if (!tab || tab.formId !== scope.form.id)
       throw rpcError('INVALID_PARAMETER', `Tab ${tabId} is not a tab of this book`)
-    await metaService.rememberTab(actor.user.id, scope.form.id, tab)
+    await this.meta.rememberTab(actor.user.id, scope.form.id, tab)
   }
 
   // ---- other reads --------------------------------------------------------
 
-  async subset(scope: TableScope, fieldIds: number[], rowIds: number[]) {
+  /** computeTableOperation: `count` of the rows filterRowIds selects, by one SQL COUNT. */
+  async compute(
+    actor: Actor | null,
+    input: { catId: number; b_o?: string; operation: string; filterRowIds?: unknown }
+  ) {
+    if (input.operation !== 'count')
+      throw rpcError('INVALID_PARAMETER', `Unknown operation "${input.operation}" (only count)`)
+    const sstamp = await this.stamps.watermark()
+    const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
+    const selection = await this.selection(scope, actor, input.filterRowIds)
+    return { sstamp, catId: scope.category.id, result: await this.count(scope.category, selection) }
+  }
+
+  /**
+   * listTableRowsById: rows of a table, through a view's filters when viewId
+   * is given, only those modified after `lastModifiedAfter` (unix time or a
+   * date) when it is a date.
+   */
+  async rowsById(
+    actor: Actor | null,
+    input: {
+      catId: number
+      b_o?: string
+      viewId?: number
+      format?: string
+      maxRows?: number
+      offset?: number
+      lastModifiedAfter?: string
+    }
+  ) {
+    const sstamp = await this.stamps.watermark()
+    const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
+    const selection = await this.selection(
+      scope,
+      actor,
+      input.viewId ? { applyViewFilters: String(input.viewId) } : undefined
+    )
+    const after = input.lastModifiedAfter ? modifiedAfter(input.lastModifiedAfter) : null
+    if (after) selection.where.push({ sql: 't.updated_at > ?', bindings: [after] })
+    const format = this.format(input.format)
+    const offset = input.offset ?? 0
+    const rows = await this.selectRows(scope.category, selection, {
+      offset,
+      limit: input.maxRows || DEFAULT_MAX_ROWS,
+    })
+    return {
+      sstamp,
+      catId: scope.category.id,
+      tableValues: {
+        id: scope.category.id,
+        ...this.shape(scope.category.fields, rows, format),
+        rowIds: rows.map((row) => Number(row.id)),
+        rowInfos: this.rowInfos(rows, offset),
+        rowInfosLength: rows.length,
+      },
+    }
+  }
+
+  /** getTableRows (deprecated): a page of rows in the `rows` format, optionally with the table's structure. */
+  async tableRows(
+    actor: Actor | null,
+    input: {
+      catId: number
+      b_o?: string
+      rowIds?: number[]
+      pageSize?: number
+      page?: number
+      getTableInfo?: boolean
+    }
+  ) {
+    const sstamp = await this.stamps.watermark()
+    const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
+    const pageSize = input.pageSize || 100
+    const page = Math.max(1, input.page || 1)
+    const rowIds = input.rowIds ?? []
+    const selection = { where: [], orderBy: [], onlyIds: rowIds.length ? rowIds : null }
+    const rows = await this.selectRows(scope.category, selection, {
+      offset: (page - 1) * pageSize,
+      limit: pageSize,
+    })
+    const out: Record<string, unknown> = {
+      sstamp,
+      catId: scope.category.id,
+      rows: this.shape(scope.category.fields, rows, 'rows').rows,
+      page,
+      pageSize,
+    }
+    if (input.getTableInfo) {
+      const bookTables = await this.bookTables(actor, scope.book, {
+        includeFields: true,
+        includeEnums: true,
+        android: true,
+        getRowIds: true,
+        externViews: false,
+      })
+      const categories = (bookTables?.categories ?? []) as { id: number }[]
+      out.table = {
+        ...bookTables,
+        categories: categories.filter((category) => category.id === scope.category.id),
+      }
+    }
+    return out
+  }
+
+  /** getBookTables: the book's container, watermark first (the kernel's sync rule). */
+  async bookTablesOf(
+    actor: Actor | null,
+    input: {
+      b_o: string
+      b_c: string
+      format?: string
+      includeFields?: boolean
+      includeEnums?: boolean
+      getRowIds?: boolean
+      externViews?: boolean
+    }
+  ) {
+    const book = await this.books.resolve(input.b_o, input.b_c)
+    if (!book) throw rpcError('NOT_FOUND', 'Book not found')
+    const sstamp = await this.stamps.watermark()
+    const bookTables = await this.bookTables(actor, book, {
+      includeFields: input.includeFields ?? false,
+      includeEnums: input.includeEnums ?? true,
+      android: input.format === 'android',
+      getRowIds: input.getRowIds ?? false,
+      externViews: input.externViews ?? false,
+    })
+    return { sstamp, bookTables }
+  }
+
+  /** getTableValueSubset: cells of rows `rowIds` (in that order) and fields `fieldIds`. */
+  async subset(
+    actor: Actor | null,
+    input: { catId: number; b_o?: string; fieldIds: number[]; rowIds: number[] }
+  ) {
+    const sstamp = await this.stamps.watermark()
+    const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
+    const tableValues = await this.cells(scope, input.fieldIds, input.rowIds)
+    return { sstamp, catId: scope.category.id, tableValues }
+  }
+
+  private async cells(scope: TableScope, fieldIds: number[], rowIds: number[]) {
     const fields = fieldIds.map((id) => {
       const field = scope.category.fields.find((candidate) => candidate.id === id)
       if (!field)
@@ -379,24 +598,29 @@ export class ValuesService {
       externViews: boolean
     }
   ) {
-    const form = await metaService.formOfBook(book.id)
-    const bookRef = await tableAccess.book(book.id)
+    const form = await this.meta.formOfBook(book.id)
+    const bookRef = await this.access.book(book.id)
     if (!form) {
       if (!actor)
         throw rpcError('MISSING_PARAMETER', 'Missing parameter: sesskey (this table is not public)')
-      await bookAccess.assert(actor, bookRef, 'read')
+      await this.books.assert(actor, bookRef, 'read')
       return null
     }
-    const right = await tableAccess.rightIn(actor, bookRef, 'read', form.isPublic)
+    const right = await this.access.rightIn(actor, bookRef, 'read', form.isPublic)
     const state = actor
-      ? await metaService.userState(actor.user.id, form.id)
+      ? await this.meta.userState(actor.user.id, form.id)
       : { lastTabId: null, selectedViews: {} as Record<string, number> }
-    const tabs = await metaService.tabs(form.id)
+    const tabs = await this.meta.tabs(form.id)
     const categories = new Map<number, CategoryMeta>()
-    for (const id of await metaService.categoryIdsOfForm(form.id)) {
-      const found = await metaService.category(id)
+    for (const id of await this.meta.categoryIdsOfForm(form.id)) {
+      const found = await this.meta.category(id)
       if (!found) continue
-      if (right !== null && right < found.category.rightsSelect && right < 4 && !form.isPublic)
+      if (
+        right !== null &&
+        right < found.category.rightsSelect &&
+        right < RIGHT_ADMIN &&
+        !form.isPublic
+      )
         continue
       categories.set(id, found.category)
     }
@@ -421,12 +645,11 @@ export class ValuesService {
         })
       }
     }
-    const creator = form.creatorId
-      ? await db.from('users').where('id', form.creatorId).select('code').first()
-      : null
+    const creators = form.creatorId ? await this.users.codesOf([form.creatorId]) : null
+    const creator = form.creatorId ? creators?.get(form.creatorId) : undefined
     const out: Record<string, unknown> = {
       ...serializeForm(form, {
-        creator: creator?.code ?? bookRef.b_o,
+        creator: creator ?? bookRef.b_o,
         right,
         lastTabId: state.lastTabId,
       }),
@@ -469,5 +692,3 @@ export class ValuesService {
     return map
   }
 }
-
-export const valuesService = new ValuesService()

@@ -1,39 +1,53 @@
+import { inject } from '@adonisjs/core'
+import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
 import { SocketHandler, type SocketContext } from '#core/socket/socket_handler'
-import { MessageType, flagOf, intOf, textOf, type Frame } from '#core/socket/protocol'
-import { rpcError } from '#core/rpc/errors'
-import { rowsService } from '../services/rows_service.js'
+import { MessageType } from '#core/socket/protocol'
+import { flag, looseText, stamp, text } from '#core/rpc/wire'
+import { RowsService } from '../services/rows_service.js'
 
 /**
- * Update table value (type 13, spec part 6): one cell, as updateTableValue;
+ * The frame's fields, with the rules updateTableValue reads the same values
+ * with on api.php: rowId a non-blank text (a row id or `tmp...`; a JSON
+ * number is read as its digits), fieldId an id, bypassUrlTrigger a flag.
+ */
+const validator = vine.compile(
+  vine.object({
+    b_o: looseText().trim().optional(),
+    rowId: text(),
+    fieldId: stamp(),
+    value: vine.any().optional(),
+    bypassUrlTrigger: flag().optional(),
+  })
+)
+
+/**
+ * Update table value (type 13, docs/spec/service-interface.md part 6): one cell, as updateTableValue;
  * a rowId starting with `tmp` creates a row. `obo_u` names the user the write
  * acts for (a delegate such as a chatbot); the kernel checks it like u_c.
  * The spec defines no ack: success answers nothing (members get book updates
  * ready through tables:rows_changed), a refusal answers an error frame (type 0)
  * carrying rowId and fieldId.
  */
+@inject()
 export default class UpdateTableValue extends SocketHandler {
   static type = MessageType.UPDATE_TABLE_VALUE
   static writes = true
   static area = 'tables' as const
   static onBehalfField = 'obo_u'
+  static validator = validator
 
-  async handle(frame: Frame, ctx: SocketContext) {
-    const rowId = textOf(frame.rowId)?.trim() ?? ''
-    if (rowId === '') throw rpcError('MISSING_PARAMETER', 'Missing parameter: rowId')
-    const fieldId = intOf(frame.fieldId)
-    if (fieldId === undefined) throw rpcError('MISSING_PARAMETER', 'Missing parameter: fieldId')
-    if (Number.isNaN(fieldId) || fieldId <= 0) {
-      throw rpcError('INVALID_PARAMETER', 'Invalid parameter fieldId: must be a positive integer', {
-        field: 'fieldId',
-      })
-    }
-    const bypass = flagOf(frame.bypassUrlTrigger)
-    await rowsService.updateValue(ctx.actor, {
-      rowId,
-      fieldId,
-      value: frame.value ?? '',
-      b_o: textOf(frame.b_o)?.trim() || undefined,
-      bypassUrlTrigger: bypass,
+  constructor(private rows: RowsService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: SocketContext) {
+    await this.rows.updateValue(ctx.actor, {
+      rowId: input.rowId,
+      fieldId: input.fieldId,
+      value: input.value ?? '',
+      b_o: input.b_o || undefined,
+      bypassUrlTrigger: input.bypassUrlTrigger,
       source: 'socket',
     })
   }

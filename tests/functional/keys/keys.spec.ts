@@ -1,3 +1,4 @@
+import application from '@adonisjs/core/services/app'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { rpc } from '#tests/helpers/rpc'
@@ -416,7 +417,8 @@ test.group('getUserInfo', () => {
     })
     assert.deepInclude(unknown.body, { status: 'nok', errorCode: 'UNKNOWN_USER' })
 
-    const { default: users } = await import('#core/services/users')
+    const { UserService } = await import('#core/services/user_service')
+    const users = await application.container.make(UserService)
     await users.grantDelegation(owner.id, bot.id)
     const allowed = await rpc({
       req: 'getUserInfo',

@@ -1,7 +1,10 @@
+import app from '@adonisjs/core/services/app'
 import { test } from '@japa/runner'
-import queue from '#core/services/queue'
+import { QueueService } from '#core/services/queue_service'
 import { hasRedis } from '#tests/helpers/database'
 import { untilState } from '#tests/helpers/queue'
+
+const queue = await app.container.make(QueueService)
 
 /** The queue as plugins get it: the booted singleton, handlers from the manifests. */
 test.group('the application job queue', () => {

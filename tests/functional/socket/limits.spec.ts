@@ -1,12 +1,15 @@
+import app from '@adonisjs/core/services/app'
 import { test } from '@japa/runner'
 import WebSocket from 'ws'
 import db from '@adonisjs/lucid/services/db'
 import socketConfig from '#config/socket'
-import access from '#core/services/access'
+import { AccessService } from '#core/services/access_service'
 import { dbTimestamp } from '#core/db_time'
 import { rpc } from '#tests/helpers/rpc'
 import { login, makeUser } from '#tests/helpers/users'
 import { attached, connect, ensureSocketEndpoint, socketUrl } from './socket_client.js'
+
+const access = await app.container.make(AccessService)
 
 /** Runs `work` with some socket limits changed (the server reads the same config object). */
 async function withLimits<T>(limits: Partial<typeof socketConfig>, work: () => Promise<T>) {

@@ -2,6 +2,7 @@ import WebSocket from 'ws'
 import app from '@adonisjs/core/services/app'
 import { serverUrl } from '#tests/helpers/server'
 import type { Session } from '#tests/helpers/users'
+import { SocketServer } from '#core/socket/socket_server'
 
 /**
  * The test HTTP server is started by test utils, not by the web ignitor whose
@@ -9,7 +10,7 @@ import type { Session } from '#tests/helpers/users'
  */
 export async function ensureSocketEndpoint() {
   const server = await app.container.make('server')
-  const socket = await app.container.make('quire.socket')
+  const socket = await app.container.make(SocketServer)
   socket.attach(server.getNodeServer() as any)
   return socket
 }

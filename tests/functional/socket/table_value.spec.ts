@@ -1,9 +1,12 @@
+import app from '@adonisjs/core/services/app'
 import { test } from '@japa/runner'
 import emitter from '@adonisjs/core/services/emitter'
-import users from '#core/services/users'
+import { UserService } from '#core/services/user_service'
 import type { RowsChanged } from '#plugins/tables/events'
 import { attached, ensureSocketEndpoint } from './socket_client.js'
 import { member, sharedBook, type Member } from './fixtures.js'
+
+const users = await app.container.make(UserService)
 
 async function tableOf(owner: Member, book: { b_o: string; b_c: string }) {
   const table = await owner.call({ req: 'createTable', ...book, name: 'Socket table' })

@@ -1,10 +1,17 @@
+import app from '@adonisjs/core/services/app'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
-import stamps from '#core/services/stamps'
 import { StampService } from '#core/services/stamp_service'
-import { RedisStampAllocator } from '#core/services/stamp_allocator'
+import {
+  MemoryStampAllocator,
+  RedisStampAllocator,
+  RESERVATION_BLOCK,
+  type StampAllocator,
+} from '#core/services/stamp_allocator'
 import { hasRedis, onMysql } from '#tests/helpers/database'
+
+const stamps = await app.container.make(StampService)
 
 const TABLE = 'stamp_probe_rows'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -124,6 +131,72 @@ test.group('stamps: a syncing client never misses a late commit', (group) => {
       assert.isAtLeast(await instance.watermark(), stamp)
     }
   }).skip(!(hasRedis() && onMysql()), 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)')
+
+  test('Redis allocator: a live instance holds the watermark below its write in flight', async ({
+    assert,
+  }) => {
+    const { default: redis } = await import('@adonisjs/redis/services/main')
+    const writer = new RedisStampAllocator(db, redis.connection())
+    const reader = new RedisStampAllocator(db, redis.connection())
+    try {
+      const stamp = await writer.acquire()
+      assert.isBelow(await reader.watermark(), stamp)
+      await writer.release(stamp)
+      await writer.watermark() // waits for the release to reach Redis
+      assert.isAtLeast(await reader.watermark(), stamp)
+    } finally {
+      await writer.close()
+      await reader.close()
+    }
+  }).skip(!(hasRedis() && onMysql()), 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)')
+
+  test('Redis allocator: a crashed instance releases the watermark once its heartbeat is gone', async ({
+    assert,
+  }) => {
+    const { default: redis } = await import('@adonisjs/redis/services/main')
+    // A short TTL so the test does not wait the production 6 s.
+    const crashed = new RedisStampAllocator(db, redis.connection(), {
+      instanceTtlMs: 400,
+      heartbeatMs: 100,
+    })
+    const survivor = new RedisStampAllocator(db, redis.connection())
+    try {
+      const stamp = await crashed.acquire()
+      assert.isBelow(await survivor.watermark(), stamp)
+      // A SIGKILL: the process stops beating and never releases; its set entry stays behind.
+      ;(crashed as unknown as { heartbeat: NodeJS.Timeout }).heartbeat.close()
+      let watermark = await survivor.watermark()
+      for (let tries = 0; watermark < stamp && tries < 100; tries++) {
+        await sleep(50)
+        watermark = await survivor.watermark()
+      }
+      assert.isAtLeast(watermark, stamp)
+    } finally {
+      await crashed.close()
+      await survivor.close()
+    }
+  }).skip(!(hasRedis() && onMysql()), 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)')
+
+  test('a restarted allocator resumes close to the last stamp, not a large block ahead', async ({
+    assert,
+  }) => {
+    const make = async (): Promise<StampAllocator> => {
+      if (!hasRedis()) return new MemoryStampAllocator(db)
+      const { default: redis } = await import('@adonisjs/redis/services/main')
+      return new RedisStampAllocator(db, redis.connection())
+    }
+    const before = await make()
+    const last = await before.acquire()
+    await before.release(last)
+    await before.close?.()
+    const startedAt = Date.now()
+    const restarted = await make()
+    const first = await restarted.acquire()
+    await restarted.release(first)
+    await restarted.close?.()
+    assert.isAbove(first, last)
+    assert.isAtMost(first - last, RESERVATION_BLOCK + (Date.now() - startedAt + 1000) * 10)
+  })
 
   test('two instances sharing Redis and MariaDB: readers on one see the writes of both', async ({
     assert,

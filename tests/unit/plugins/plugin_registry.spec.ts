@@ -1,6 +1,9 @@
 import { test } from '@japa/runner'
-import { loadPlugins } from '#core/plugins/plugin_loader'
-import { definePlugin, type PluginManifest } from '#core/plugins/define_plugin'
+import app from '@adonisjs/core/services/app'
+import { RouterFactory } from '@adonisjs/core/factories/http'
+import type { Router } from '@adonisjs/core/http'
+import { loadPlugins, registerPluginRoutes } from '#core/plugins/plugin_loader'
+import { definePlugin, type PluginManifest, type PluginRoutes } from '#core/plugins/define_plugin'
 
 const operation = () => Promise.resolve({ default: class {} as any })
 const handler = () => Promise.resolve({ default: {} })
@@ -107,5 +110,111 @@ test.group('plugin loader', () => {
       registry.plugins.map((plugin) => plugin.id),
       ['books', 'tables', 'media', 'gateways', 'webhooks']
     )
+  })
+})
+
+/** A router of its own: the application's router must not receive test routes. */
+const freshRouter = () => new RouterFactory().create()
+const routesOf = (register: PluginRoutes) => () => Promise.resolve({ default: register })
+
+async function bootRoutes(manifests: Record<string, PluginManifest>, router: Router) {
+  const registry = await loadPlugins(Object.keys(manifests), importerOf(manifests))
+  await registerPluginRoutes(registry, router, app)
+  return registry
+}
+
+test.group('plugin routes (manifest `routes`)', () => {
+  test('the routes a plugin registers are recorded with their methods and full pattern', async ({
+    assert,
+  }) => {
+    const router = freshRouter()
+    const registry = await bootRoutes(
+      {
+        alpha: definePlugin({
+          id: 'alpha',
+          version: '1',
+          routes: routesOf((r, { pluginId }) => {
+            r.group(() => {
+              r.post('/login', () => pluginId)
+              r.route('/authorize', ['GET', 'POST'], () => pluginId)
+              r.group(() => r.get('/me', () => pluginId)).prefix('/api')
+            }).prefix('/alpha')
+          }),
+        }),
+        beta: definePlugin({ id: 'beta', version: '1' }),
+      },
+      router
+    )
+    assert.deepEqual(registry.routesOf('alpha'), [
+      { methods: ['POST'], pattern: '/alpha/login' },
+      { methods: ['GET', 'POST'], pattern: '/alpha/authorize' },
+      { methods: ['GET', 'HEAD'], pattern: '/alpha/api/me' },
+    ])
+    assert.deepEqual(registry.routesOf('beta'), [])
+    assert.equal(registry.routes.get('GET /alpha/api/me')?.pluginId, 'alpha')
+    // Registered on the router given, before it commits: they are served like any route.
+    router.commit()
+    assert.equal(router.match('/alpha/api/me', 'GET')?.route.pattern, '/alpha/api/me')
+  })
+
+  test('two plugins registering the same method and path is a boot error naming both', async ({
+    assert,
+  }) => {
+    const claim = (id: string) =>
+      definePlugin({
+        id,
+        version: '1',
+        routes: routesOf((r) => {
+          r.post(`/${id}/own`, () => id)
+          r.post('/shared/login', () => id)
+        }),
+      })
+    await assert.rejects(
+      () => bootRoutes({ alpha: claim('alpha'), beta: claim('beta') }, freshRouter()),
+      /The route "POST \/shared\/login" is claimed by both plugin "alpha" and plugin "beta"/
+    )
+  })
+
+  test('the same path under different methods is no conflict', async ({ assert }) => {
+    const registry = await bootRoutes(
+      {
+        alpha: definePlugin({
+          id: 'alpha',
+          version: '1',
+          routes: routesOf((r) => void r.get('/shared', () => 'a')),
+        }),
+        beta: definePlugin({
+          id: 'beta',
+          version: '1',
+          routes: routesOf((r) => void r.post('/shared', () => 'b')),
+        }),
+      },
+      freshRouter()
+    )
+    assert.equal(registry.routes.get('GET /shared')?.pluginId, 'alpha')
+    assert.equal(registry.routes.get('POST /shared')?.pluginId, 'beta')
+  })
+
+  test('the auth service declares every {auth_url} route in its manifest', async ({ assert }) => {
+    const { default: authConfig } = await import('#plugins/auth_service/config')
+    const { default: manifest } = await import('#plugins/auth_service/plugin')
+    const registry = await bootRoutes({ auth_service: manifest }, freshRouter())
+    const listed = registry.routesOf('auth_service').map((route) => route.pattern)
+    const prefix = authConfig.prefix
+    for (const path of [
+      '/login',
+      '/login/2fa',
+      '/login/2fa/setup/confirm',
+      '/token/refresh',
+      '/logout',
+      '/password/change',
+      '/authorize',
+      '/api/ping',
+      '/api/sessions/revoke-others',
+      '/api/sessions',
+      '/api/me',
+    ])
+      assert.include(listed, `${prefix}${path}`)
+    assert.isTrue(listed.every((pattern) => pattern.startsWith(`${prefix}/`)))
   })
 })

@@ -158,8 +158,15 @@ for (const kind of ['memory', 'bullmq'] as DriverKind[]) {
       assert.isFalse(other.duplicate)
       assert.notEqual(other.id, first.id)
       await untilState(harness.queue, other.id, 'completed')
-      await sleep(100)
       assert.equal(runs, 2)
+      // No job hides behind a duplicate answer: the queue holds exactly the two that ran.
+      assert.deepEqual(await harness.queue.counts(), {
+        waiting: 0,
+        delayed: 0,
+        active: 0,
+        completed: 2,
+        dead: 0,
+      })
     })
       .skip(skip, reason)
       .timeout(15_000)
@@ -171,10 +178,10 @@ for (const kind of ['memory', 'bullmq'] as DriverKind[]) {
       })
       const dispatchedAt = Date.now()
       const { id } = await harness.queue.dispatch('test.later', {}, { delay: 600 })
-      await sleep(200)
       assert.equal(await stateOf(harness.queue, id), 'delayed')
       assert.equal(ranAt, 0)
       await untilState(harness.queue, id, 'completed', 5000)
+      // A lower bound only: a delay is a promise not to run sooner, never a deadline.
       assert.isAtLeast(ranAt - dispatchedAt, 590)
     })
       .skip(skip, reason)
@@ -183,10 +190,14 @@ for (const kind of ['memory', 'bullmq'] as DriverKind[]) {
     test('runs at most `concurrency` jobs at once', async ({ assert }) => {
       let running = 0
       let peak = 0
+      // Every job holds its slot until the test opens the gate: the worker's four slots fill up
+      // however slow the machine, and nothing depends on how long a job takes.
+      let open!: () => void
+      const gate = new Promise<void>((resolve) => (open = resolve))
       harness.handlers.set('test.slow', async () => {
         running++
         peak = Math.max(peak, running)
-        await sleep(80)
+        await gate
         running--
       })
       const ids = []
@@ -194,11 +205,17 @@ for (const kind of ['memory', 'bullmq'] as DriverKind[]) {
         const { id } = await harness.queue.dispatch('test.slow', { i })
         ids.push(id)
       }
+      await waitFor(() => running === 4, 10_000, 'four jobs running side by side')
+      assert.deepInclude(
+        await harness.queue.counts(),
+        { active: 4, waiting: 6 },
+        'four slots taken, the other six jobs wait'
+      )
+      open()
       for (const id of ids) {
         await untilState(harness.queue, id, 'completed', 10_000)
       }
-      assert.isAtMost(peak, 4)
-      assert.isAtLeast(peak, 2, 'jobs did run side by side')
+      assert.equal(peak, 4, 'never more than the four slots')
     })
       .skip(skip, reason)
       .timeout(20_000)

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { decodeForm, mergeParams, stringifyLeaves } from '#core/rpc/params'
-import { parseRestrictions } from '#core/rpc/restrictions'
+import { parseRestrictions } from '#core/auth/restrictions'
 import { RpcError } from '#core/rpc/errors'
 
 test.group('PHP bracket notation', () => {

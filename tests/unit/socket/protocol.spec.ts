@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { MessageType, flagOf, intOf, parseFrame, refusal, textOf } from '#core/socket/protocol'
+import { MessageType, parseFrame, refusal } from '#core/socket/protocol'
 
 test.group('socket protocol', () => {
   test('parseFrame accepts JSON objects with an integer type (digit strings too)', ({ assert }) => {
@@ -38,16 +38,5 @@ test.group('socket protocol', () => {
       fieldId: 5,
     })
     assert.deepEqual(refusal(null, error), { type: 0, status: 'nok', ...error })
-  })
-
-  test('field readers follow the wire conventions', ({ assert }) => {
-    assert.isTrue(flagOf('TRUE'))
-    assert.isFalse(flagOf('0'))
-    assert.isUndefined(flagOf('maybe'))
-    assert.equal(intOf('42'), 42)
-    assert.isNaN(intOf('4x'))
-    assert.isUndefined(intOf(''))
-    assert.equal(textOf(5), '5')
-    assert.isNull(textOf({}))
   })
 })

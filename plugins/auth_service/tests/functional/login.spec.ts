@@ -7,8 +7,9 @@ import {
   decodeJwt,
   resetAuthState,
   TEST_PASSWORD,
+  authConfig,
+  credentials,
 } from '../helpers.js'
-import auth from '#plugins/auth_service/services/auth'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -30,7 +31,7 @@ test.group('auth_service: password login', (group) => {
     assert.isFalse(body.mustChangePassword)
     assert.notProperty(body, 'passwordResetToken')
     assert.isObject(body.authenticationPolicies)
-    assert.equal(body.authenticationPolicies.password.minLength, auth.config.password.minLength)
+    assert.equal(body.authenticationPolicies.password.minLength, authConfig.password.minLength)
     assert.isFalse(body.twoFactorSetupRequired)
     assert.notProperty(body, 'redirect')
     assert.notProperty(body, 'form_post')
@@ -38,9 +39,9 @@ test.group('auth_service: password login', (group) => {
 
     const { header, payload } = decodeJwt(body.jwt)
     assert.equal(header.alg, 'HS256')
-    assert.equal(header.kid, auth.config.jwtKeys[0].kid)
+    assert.equal(header.kid, authConfig.jwtKeys[0].kid)
     assert.equal(payload.sub, body.user.id)
-    assert.equal(payload.exp - payload.iat, auth.config.ttl.accessSeconds)
+    assert.equal(payload.exp - payload.iat, authConfig.ttl.accessSeconds)
   })
 
   test('login by user code gives the same user uuid', async ({ assert }) => {
@@ -110,7 +111,7 @@ test.group('auth_service: password login', (group) => {
   }) => {
     const user = await authUser()
     let last = await post('/login', { login: user.email, password: 'nope' })
-    for (let attempt = 1; attempt < auth.config.login.maxAttempts; attempt++) {
+    for (let attempt = 1; attempt < authConfig.login.maxAttempts; attempt++) {
       last = await post('/login', { login: user.email, password: 'nope' })
       assert.equal(last.status, 401)
     }
@@ -120,6 +121,6 @@ test.group('auth_service: password login', (group) => {
     assert.equal(blocked.body.error, 'too_many_requests')
     assert.isTrue(Number.isInteger(blocked.body.retry_after) && blocked.body.retry_after > 0)
     assert.equal(blocked.headers.get('retry-after'), String(blocked.body.retry_after))
-    await auth.login.resetThrottle({ login: user.email! })
+    await credentials.reset({ login: user.email! })
   })
 })

@@ -1,6 +1,4 @@
 import { test } from '@japa/runner'
-import auth from '#plugins/auth_service/services/auth'
-import clock from '#plugins/auth_service/services/clock'
 import {
   authUser,
   call,
@@ -10,6 +8,8 @@ import {
   registerClient,
   resetAuthState,
   TEST_PASSWORD,
+  authConfig,
+  clock,
 } from '../helpers.js'
 
 const CLIENT = 'oidc-test-app'
@@ -111,7 +111,7 @@ test.group('auth_service: OIDC-style bootstrap', (group) => {
     assert,
   }) => {
     const started = await authorize({ state: 's' })
-    clock.advance((auth.config.ttl.requestSeconds - 60) * 1000)
+    clock.advance((authConfig.ttl.requestSeconds - 60) * 1000)
     const user = await authUser({ totp: 'required' })
     const setup = await post('/login', {
       login: user.email,
@@ -134,7 +134,7 @@ test.group('auth_service: OIDC-style bootstrap', (group) => {
   }) => {
     const user = await authUser()
     const expired = await authorize({})
-    clock.advance((auth.config.ttl.requestSeconds + 1) * 1000)
+    clock.advance((authConfig.ttl.requestSeconds + 1) * 1000)
     const late = await post('/login', {
       login: user.email,
       password: TEST_PASSWORD,

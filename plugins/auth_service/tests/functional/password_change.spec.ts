@@ -1,6 +1,5 @@
 import { test } from '@japa/runner'
-import auth from '#plugins/auth_service/services/auth'
-import { authUser, post, resetAuthState, TEST_PASSWORD } from '../helpers.js'
+import { authUser, post, resetAuthState, TEST_PASSWORD, authConfig } from '../helpers.js'
 
 test.group('auth_service: forced password change', (group) => {
   group.each.setup(() => resetAuthState())
@@ -44,6 +43,6 @@ test.group('auth_service: forced password change', (group) => {
     assert.equal(next.status, 200, next.text)
     assert.isFalse(next.body.mustChangePassword)
     assert.notProperty(next.body, 'passwordResetToken')
-    assert.isAbove(auth.config.password.minLength, 1)
+    assert.isAbove(authConfig.password.minLength, 1)
   })
 })

@@ -1,8 +1,7 @@
 import { test } from '@japa/runner'
 import { rpc } from '#tests/helpers/rpc'
 import { login as apiLogin } from '#tests/helpers/users'
-import auth from '#plugins/auth_service/services/auth'
-import { authUser, call, post, resetAuthState, signIn } from '../helpers.js'
+import { authUser, call, post, resetAuthState, signIn, authConfig } from '../helpers.js'
 
 const revokeOthers = (jwt?: string) => call('POST', '/api/sessions/revoke-others', { token: jwt })
 const me = (jwt: string) => call('GET', '/api/me', { token: jwt })
@@ -89,7 +88,7 @@ test.group('auth_service: revoke-others (4.B.1)', (group) => {
   }) => {
     const user = await authUser()
     const current = await signIn(user)
-    for (let index = 0; index < auth.config.revokeOthers.maxRequests; index++) {
+    for (let index = 0; index < authConfig.revokeOthers.maxRequests; index++) {
       assert.equal(await revokeOthers(current.jwt).then((reply) => reply.status), 200)
     }
     const limited = await revokeOthers(current.jwt)

@@ -1,8 +1,6 @@
 import { test } from '@japa/runner'
 import { SignJWT } from 'jose'
-import auth from '#plugins/auth_service/services/auth'
-import clock from '#plugins/auth_service/services/clock'
-import { authUser, call, post, resetAuthState, signIn } from '../helpers.js'
+import { authUser, call, post, resetAuthState, signIn, authConfig, clock } from '../helpers.js'
 
 const me = (jwt: string) => call('GET', '/api/me', { token: jwt })
 
@@ -29,11 +27,11 @@ test.group('auth_service: access tokens', (group) => {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
     const forged = `${header}.${Buffer.from(JSON.stringify({ ...claims, uid: claims.uid + 1 })).toString('base64url')}.${signature}`
     const wrongKey = await new SignJWT(claims)
-      .setProtectedHeader({ alg: 'HS256', kid: auth.config.jwtKeys[0].kid })
+      .setProtectedHeader({ alg: 'HS256', kid: authConfig.jwtKeys[0].kid })
       .sign(new TextEncoder().encode('another secret that is long enough, really'))
     const unknownKid = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', kid: 'retired' })
-      .sign(auth.config.jwtKeys[0].secret)
+      .sign(authConfig.jwtKeys[0].secret)
 
     for (const [label, headers] of [
       ['none', {}],
@@ -54,7 +52,7 @@ test.group('auth_service: access tokens', (group) => {
       assert.equal(answer.headers.get('www-authenticate'), 'Bearer')
     }
 
-    clock.advance((auth.config.ttl.accessSeconds + 5) * 1000)
+    clock.advance((authConfig.ttl.accessSeconds + 5) * 1000)
     const expired = await me(jwt)
     assert.equal(expired.status, 401)
     assert.equal(expired.body.error, 'unauthorized')
@@ -73,7 +71,7 @@ test.group('auth_service: refresh tokens', (group) => {
     assert.isTrue(refreshed.body.success)
     assert.notEqual(refreshed.body.refresh_token, first.refresh_token)
     assert.notEqual(refreshed.body.jwt, first.jwt)
-    assert.equal(refreshed.body.expires_in, auth.config.ttl.accessSeconds)
+    assert.equal(refreshed.body.expires_in, authConfig.ttl.accessSeconds)
     assert.equal(await me(refreshed.body.jwt).then((reply) => reply.status), 200)
     const again = await post('/token/refresh', { refresh_token: refreshed.body.refresh_token })
     assert.equal(again.status, 200, again.text)
@@ -138,7 +136,7 @@ test.group('auth_service: refresh tokens', (group) => {
 
     const user = await authUser()
     const body = await signIn(user)
-    clock.advance((auth.config.ttl.refreshSeconds + 1) * 1000)
+    clock.advance((authConfig.ttl.refreshSeconds + 1) * 1000)
     const expired = await post('/token/refresh', { refresh_token: body.refresh_token })
     assert.equal(expired.status, 401)
     assert.equal(expired.body.error, 'invalid_refresh_token')

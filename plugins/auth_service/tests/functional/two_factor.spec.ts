@@ -1,7 +1,5 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import auth from '#plugins/auth_service/services/auth'
-import clock from '#plugins/auth_service/services/clock'
 import {
   authUser,
   call,
@@ -12,6 +10,10 @@ import {
   post,
   resetAuthState,
   TEST_PASSWORD,
+  authConfig,
+  clock,
+  totp,
+  authUsers,
 } from '../helpers.js'
 
 const FAILURE_KEYS = ['error', 'message', 'success']
@@ -37,7 +39,7 @@ test.group('auth_service: enforced TOTP setup (4.B.2)', (group) => {
     assert.equal(answer.status, 200, answer.text)
     assert.isTrue(answer.body.twoFactorSetupRequired)
     assert.isString(answer.body.setup_token)
-    assert.equal(answer.body.expires_in, auth.config.ttl.setupSeconds)
+    assert.equal(answer.body.expires_in, authConfig.ttl.setupSeconds)
     assert.match(answer.body.twoFactorData.secret, /^[A-Z2-7]{16,}$/)
     assert.match(answer.body.twoFactorData.qr_uri, /^otpauth:\/\/totp\//)
     assert.include(answer.body.twoFactorData.qr_uri, `secret=${answer.body.twoFactorData.secret}`)
@@ -76,7 +78,7 @@ test.group('auth_service: enforced TOTP setup (4.B.2)', (group) => {
     const row = await db.from('auth_users').where('user_id', user.id).first()
     assert.notInclude(row.totp_secret, secret)
     assert.match(row.totp_secret, /^v1\./)
-    assert.equal(auth.totp.open(row.totp_secret), secret)
+    assert.equal(totp.open(row.totp_secret), secret)
   })
 
   test('a wrong code answers invalid_code and leaves the setup pending', async ({ assert }) => {
@@ -115,7 +117,7 @@ test.group('auth_service: enforced TOTP setup (4.B.2)', (group) => {
     const setup = await startSetup(user)
     const good = await codeFor(setup.twoFactorData.secret)
     const wrong = good === '000000' ? '111111' : '000000'
-    for (let attempt = 0; attempt < auth.config.totp.maxAttempts; attempt++) {
+    for (let attempt = 0; attempt < authConfig.totp.maxAttempts; attempt++) {
       await post('/login/2fa/setup/confirm', { setup_token: setup.setup_token, code: wrong })
     }
     const answer = await post('/login/2fa/setup/confirm', {
@@ -129,7 +131,7 @@ test.group('auth_service: enforced TOTP setup (4.B.2)', (group) => {
   test('an expired setup token answers setup_token_expired', async ({ assert }) => {
     const user = await authUser({ totp: 'required' })
     const setup = await startSetup(user)
-    clock.advance((auth.config.ttl.setupSeconds + 1) * 1000)
+    clock.advance((authConfig.ttl.setupSeconds + 1) * 1000)
     const answer = await post('/login/2fa/setup/confirm', {
       setup_token: setup.setup_token,
       code: await codeFor(setup.twoFactorData.secret),
@@ -280,7 +282,7 @@ test.group('auth_service: enrolled users give a TOTP code', (group) => {
     nextStep()
     const good = await codeFor(secret)
     const wrong = good === '000000' ? '111111' : '000000'
-    for (let attempt = 0; attempt < auth.config.login.maxAttempts; attempt++) {
+    for (let attempt = 0; attempt < authConfig.login.maxAttempts; attempt++) {
       const pending = await post('/login', { login: user.code, password: TEST_PASSWORD })
       const refused = await post('/login/2fa', {
         login_token: pending.body.login_token,
@@ -302,7 +304,7 @@ test.group('auth_service: enrolled users give a TOTP code', (group) => {
     const plain = await post('/login', { login: user.email, password: TEST_PASSWORD })
     assert.isString(plain.body.jwt)
     await enrol(user)
-    await auth.authUsers.resetTotp(user)
+    await authUsers.resetTotp(user)
     const again = await post('/login', { login: user.email, password: TEST_PASSWORD })
     assert.isTrue(again.body.twoFactorSetupRequired)
   })

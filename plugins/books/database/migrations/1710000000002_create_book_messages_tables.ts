@@ -37,7 +37,7 @@ export default class extends BaseSchema {
       table.integer('nb_medias').notNullable().defaultTo(0)
       table.integer('nb_email_cids').notNullable().defaultTo(0)
       table.integer('nb_docs').notNullable().defaultTo(0)
-      /** Array of media (2.5), maintained by the media plugin through MessageService.setAttachments. */
+      /** Array of media (2.5), maintained by the media plugin through MessageWriter.setAttachments. */
       table.text('medias').nullable()
       table.boolean('has_event').notNullable().defaultTo(false)
       table.boolean('del').notNullable().defaultTo(false)

@@ -270,6 +270,36 @@ test.group('calendar events', (group) => {
     assert.deepEqual(event.eventParticipants, [{ id: owner.user.id, u_c: owner.code }])
   })
 
+  test('bracket-form objects where a scalar is expected are refused, not failed', async ({
+    assert,
+  }) => {
+    // PHP bracket form makes objects without a prototype: String() and Number() throw on them.
+    const nested = { a: '1', b: { c: '2' } }
+    for (const params of [
+      { req: 'getBookEvents', events_ids: nested },
+      { req: 'getBookEvents', participants: { 0: { id: { c: '2' } } } },
+      { req: 'sendMsg', msg: 'nested start', event: { eventStart: nested } },
+      { req: 'sendMsg', msg: 'nested zone', event: { eventStart: '100', eventTimezone: nested } },
+      {
+        req: 'sendMsg',
+        msg: 'nested time',
+        event: { eventStart: '100', reminderData: { time: nested } },
+      },
+      {
+        req: 'sendMsg',
+        msg: 'nested participant',
+        event: { eventStart: '100', eventParticipants: { 0: { id: nested } } },
+      },
+      { req: 'markBooksMessagesAsRead', books: { 0: { b_o: nested, b_c: 'x' } } },
+      { req: 'updateBookUserPrefs', userPrefs: { maxMsgsOffline: nested } },
+      { req: 'updateBook', ownerPrefs: { oCoverUseLastImg: nested } },
+    ]) {
+      const { req, ...rest } = params
+      const named = req === 'markBooksMessagesAsRead' ? {} : target
+      expectNok(assert, await alice.call({ req, ...named, ...rest }), 'INVALID_PARAMETER')
+    }
+  })
+
   test('non-members see nothing; hideEvents sessions are refused', async ({ assert }) => {
     const eve = await client()
     expectNok(assert, await eve.call({ req: 'getBookEvents', ...target }), 'NOT_FOUND')

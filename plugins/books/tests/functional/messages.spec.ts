@@ -1,7 +1,18 @@
 import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
 import emitter from '@adonisjs/core/services/emitter'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { readQuery } from '#core/native_sql'
+import { StampService } from '#core/services/stamp_service'
+import { BookAccessService } from '#plugins/books/services/book_access_service'
+import { MAX_SEARCH_LENGTH } from '#plugins/books/services/message_queries'
 import { ALL_FORMS } from '#tests/helpers/rpc'
 import { book, client, expectNok, send, sessionOf, share, pick } from '../helpers/books.js'
+
+const [stamps, bookAccess] = await Promise.all([
+  app.container.make(StampService),
+  app.container.make(BookAccessService),
+])
 
 const smids = (messages: any[]) => messages.map((message) => message.smid)
 
@@ -215,7 +226,7 @@ test.group('sendMsg', () => {
     )
   })
 
-  test('message_created is emitted after commit with the wire message', async ({
+  test('message events carry the wire message; a refused write emits nothing', async ({
     assert,
     cleanup,
   }) => {
@@ -251,6 +262,66 @@ test.group('sendMsg', () => {
     const before = fake.all().length
     await alice.call({ req: 'sendMsg', ...target, msg: '' })
     assert.strictEqual(fake.all().length, before)
+  })
+})
+
+test.group('message events and transactions', () => {
+  test('created, updated and deleted are emitted after commit', async ({ assert, cleanup }) => {
+    const alice = await client()
+    const target = await book(alice)
+    // What a listener reads when the event arrives, on a connection of its own:
+    // before the commit it would not see the change.
+    const seen: string[] = []
+    const committed = async (event: string, smid: number) => {
+      const [row] = await readQuery('SELECT msg, del FROM book_messages WHERE smid = ?', [smid])
+      seen.push(`${event}: ${row ? `${row.msg}${row.del ? ' (deleted)' : ''}` : 'not committed'}`)
+    }
+    cleanup(emitter.on('books:message_created', (data) => committed('created', data.message.smid)))
+    cleanup(emitter.on('books:message_updated', (data) => committed('updated', data.message.smid)))
+    cleanup(emitter.on('books:message_deleted', (data) => committed('deleted', data.smid)))
+    const sent = await send(alice, target, 'first')
+    await alice.call({ req: 'sendMsg', ...target, msg_id: sent.createMessageId, msg: 'second' })
+    await alice.call({ req: 'deleteMsg', ...target, msg_id: sent.createMessageId })
+    assert.deepEqual(seen, ['created: first', 'updated: second', 'deleted: second (deleted)'])
+  })
+
+  test('a write that rolls back emits nothing and leaves nothing', async ({ assert, cleanup }) => {
+    const alice = await client()
+    const target = await book(alice)
+    const ref = (await bookAccess.resolve(target.b_o, target.b_c))!
+    const fake = emitter.fake(['books:book_updated'])
+    cleanup(() => emitter.restore())
+    // The write every books service does: change rows, queue the event after the commit.
+    const rename = (title: string, then: (trx: TransactionClientContract) => Promise<unknown>) =>
+      stamps.write(async ({ trx, stamp, afterCommit }) => {
+        await trx
+          .from('books')
+          .where('id', ref.id)
+          .update({ owner_prefs: JSON.stringify({ title }), sstamp: stamp })
+        afterCommit(() =>
+          emitter.emit('books:book_updated', { book: ref, changes: ['title'], actorId: null })
+        )
+        await then(trx)
+      })
+    // A later statement of the same transaction fails: a second book with the same owner and code.
+    const duplicate = (trx: TransactionClientContract) =>
+      trx.table('books').insert({
+        owner_id: alice.user.id,
+        code: target.b_c,
+        description: '',
+        sstamp: 0,
+        created_at: new Date(),
+        updated_at: new Date(),
+      })
+    await assert.rejects(() => rename('rolled back', duplicate))
+    fake.assertNotEmitted('books:book_updated')
+    assert.strictEqual(
+      pick(await alice.call({ req: 'getBookInfo', ...target }), 'book.ownerPrefs.title'),
+      target.b_c
+    )
+    // The same write, committed, emits once: the fake would have seen it.
+    await rename('committed', async () => {})
+    fake.assertEmittedCount('books:book_updated', 1)
   })
 })
 
@@ -503,6 +574,21 @@ test.group('getBookMessages (4.A.3)', (group) => {
         'bookMessages'
       ),
       11
+    )
+  })
+
+  test('search_string: at most MAX_SEARCH_LENGTH characters, wildcards and all', async ({
+    assert,
+  }) => {
+    // Every character a wildcard: the longest LIKE pattern the search can make.
+    const widest = '%_'.repeat(MAX_SEARCH_LENGTH / 2)
+    const answer = await alice.call({ req: 'getBookMessages', ...target, search_string: widest })
+    assert.equal(answer.status, 'ok', JSON.stringify(answer).slice(0, 300))
+    assert.deepEqual(answer.bookMessages, [])
+    expectNok(
+      assert,
+      await alice.call({ req: 'getBookMessages', ...target, search_string: `${widest}%` }),
+      'INVALID_PARAMETER'
     )
   })
 

@@ -1,25 +1,35 @@
 import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
-import type { Actor } from '#core/rpc/base_operation'
-import { NO_RESTRICTIONS, type SessionRestrictions } from '#models/api_session'
-import type ApiSession from '#models/api_session'
-import type User from '#models/user'
-import bookAccess from '#plugins/books/services/book_access'
-import counters from '#plugins/books/services/counters'
-import messages from '#plugins/books/services/messages'
-import systemMessages from '#plugins/books/services/system_messages'
+import { BookAccessService } from '#plugins/books/services/book_access_service'
+import { BookCountersService } from '#plugins/books/services/book_counters_service'
+import { MessageService } from '#plugins/books/services/message_service'
+import { SystemMessageService } from '#plugins/books/services/system_message_service'
 import seedBooksDemo from '#plugins/books/database/demo'
 import { login, makeUser } from '#tests/helpers/users'
-import { book, client, clientFor, send, share, pick } from '../helpers/books.js'
+import {
+  actorOf,
+  book,
+  client,
+  clientFor,
+  send,
+  sessionOf,
+  share,
+  sharedBook,
+  pick,
+} from '../helpers/books.js'
 import { onMysql } from '#tests/helpers/database'
 
-const actorOf = (user: User, restrictions: Partial<SessionRestrictions> = {}): Actor => ({
-  user,
-  principal: user,
-  session: null as unknown as ApiSession,
-  restrictions: { ...NO_RESTRICTIONS, ...restrictions },
-  onBehalf: false,
-})
+const [bookAccess, counters, messages, systemMessages] = await Promise.all([
+  app.container.make(BookAccessService),
+  app.container.make(BookCountersService),
+  app.container.make(MessageService),
+  app.container.make(SystemMessageService),
+])
+
+/** The Actor of a new session of `who`, with these restrictions (createSesskey's JSON form). */
+const restrictedActor = async (who: Parameters<typeof sessionOf>[0], restrictions: object) =>
+  actorOf(await sessionOf(who, JSON.stringify(restrictions)))
 
 async function rejects(assert: any, promise: Promise<unknown>, code: string) {
   try {
@@ -32,11 +42,12 @@ async function rejects(assert: any, promise: Promise<unknown>, code: string) {
 
 test.group('BookAccessService (the contract other plugins use)', () => {
   test('resolve, findById, rightOf, assert, resolveFor, memberUserIds', async ({ assert }) => {
-    const alice = await client()
-    const bob = await client()
+    const {
+      owner: alice,
+      members: [bob],
+      target,
+    } = await sharedBook(2)
     const carol = await client()
-    const target = await book(alice)
-    await share(alice, target, bob, 2)
     await alice.call({ req: 'inviteMember', ...target, member: carol.code })
 
     const ref = await bookAccess.resolve(target.b_o, target.b_c)
@@ -65,39 +76,41 @@ test.group('BookAccessService (the contract other plugins use)', () => {
     assert.isNull(await bookAccess.rightOf(dave.user.id, ref!.id), 'a member who left has no right')
     assert.notInclude(await bookAccess.memberUserIds(ref!.id), dave.user.id)
 
-    await bookAccess.assert(actorOf(bob.user), ref!, 'write')
-    await rejects(assert, bookAccess.assert(actorOf(bob.user), ref!, 'delete'), 'FORBIDDEN')
-    await rejects(assert, bookAccess.assert(actorOf(bob.user), ref!, 'admin'), 'FORBIDDEN')
-    await rejects(assert, bookAccess.assert(actorOf(carol.user), ref!, 'read'), 'NOT_FOUND')
+    const asBob = await actorOf(bob)
+    const asCarol = await actorOf(carol)
+    await bookAccess.assert(asBob, ref!, 'write')
+    await rejects(assert, bookAccess.assert(asBob, ref!, 'delete'), 'FORBIDDEN')
+    await rejects(assert, bookAccess.assert(asBob, ref!, 'admin'), 'FORBIDDEN')
+    await rejects(assert, bookAccess.assert(asCarol, ref!, 'read'), 'NOT_FOUND')
     await rejects(
       assert,
-      bookAccess.assert(actorOf(bob.user, { carnet_code: 'other' }), ref!, 'read'),
+      bookAccess.assert(await restrictedActor(bob, { carnet_code: 'other' }), ref!, 'read'),
       'RESTRICTED_SESSION'
     )
     await rejects(
       assert,
-      bookAccess.assert(actorOf(bob.user, { readonly: true }), ref!, 'write'),
+      bookAccess.assert(await restrictedActor(bob, { readonly: true }), ref!, 'write'),
       'READONLY_SESSION'
     )
     await bookAccess.assert(
-      actorOf(bob.user, { carnet_code: target.b_c, carnet_owner: alice.code }),
+      await restrictedActor(bob, { carnet_code: target.b_c, carnet_owner: alice.code }),
       ref!,
       'read'
     )
 
     assert.deepEqual(
-      await bookAccess.resolveFor(actorOf(alice.user), target.b_o, target.b_c, 'admin'),
+      await bookAccess.resolveFor(await actorOf(alice), target.b_o, target.b_c, 'admin'),
       ref
     )
     await rejects(
       assert,
-      bookAccess.resolveFor(actorOf(carol.user), target.b_o, 'missing', 'read'),
+      bookAccess.resolveFor(asCarol, target.b_o, 'missing', 'read'),
       'NOT_FOUND'
     )
     await rejects(
       assert,
       bookAccess.resolveFor(
-        actorOf(carol.user, { carnet_code: 'x' }),
+        await restrictedActor(carol, { carnet_code: 'x' }),
         target.b_o,
         'missing',
         'read'
@@ -111,7 +124,7 @@ test.group('MessageService.send (the socket send message path)', () => {
   test('new, resend by uuid, edit by smid, delete with del', async ({ assert }) => {
     const alice = await client()
     const target = await book(alice)
-    const actor = actorOf(alice.user)
+    const actor = await actorOf(alice)
     const created = await messages.send(actor, {
       ...target,
       msg: 'from the socket',
@@ -134,13 +147,14 @@ test.group('MessageService.send (the socket send message path)', () => {
   })
 })
 
-test.group('system messages', () => {
+test.group('system messages (SystemMessageService, called by the socket handlers)', () => {
   test('acceptInvitation, clearNotRead, logOpenBook', async ({ assert }) => {
     const alice = await client()
     const bob = await client()
     const target = await book(alice)
+    const asBob = await actorOf(bob)
     await alice.call({ req: 'inviteMember', ...target, member: bob.code })
-    await systemMessages.handle(actorOf(bob.user), 'acceptInvitation', target)
+    await systemMessages.acceptInvitation(asBob, target)
     assert.strictEqual(
       pick(await bob.call({ req: 'getBookInfo', ...target }), 'book.accepted'),
       true
@@ -149,54 +163,35 @@ test.group('system messages', () => {
     await send(alice, target, 'one')
     await send(alice, target, 'two')
     assert.strictEqual(pick(await bob.call({ req: 'getBookInfo', ...target }), 'book.nbNotRead'), 2)
-    await systemMessages.handle(actorOf(bob.user), 'clearNotRead', target)
+    await systemMessages.clearNotRead(asBob, target)
     assert.strictEqual(pick(await bob.call({ req: 'getBookInfo', ...target }), 'book.nbNotRead'), 0)
 
-    await systemMessages.handle(actorOf(bob.user), 'logOpenBook', target)
+    await systemMessages.logOpenBook(asBob, target)
     const member = await db.from('book_members').where('user_id', bob.user.id).first()
     assert.isAbove(Number(member.last_open_at), 0)
-    await rejects(
-      assert,
-      systemMessages.handle(actorOf(bob.user), 'logOpenBook', {}),
-      'MISSING_PARAMETER'
-    )
-    await rejects(
-      assert,
-      systemMessages.handle(actorOf(bob.user), 'bogus', target),
-      'INVALID_PARAMETER'
-    )
+    await rejects(assert, systemMessages.logOpenBook(asBob, {}), 'MISSING_PARAMETER')
   })
 
   test('updateBookParam: own prefs, favorite, owner prefs for administrators', async ({
     assert,
   }) => {
-    const alice = await client()
-    const bob = await client()
-    const target = await book(alice)
-    await share(alice, target, bob, 2)
-    await systemMessages.handle(actorOf(bob.user), 'updateBookParam', {
-      ...target,
-      param: 'maxMsgsOffline',
-      value: '40',
-    })
-    await systemMessages.handle(actorOf(bob.user), 'updateBookParam', {
-      ...target,
-      param: 'favorite',
-      value: 'true',
-    })
+    const {
+      owner: alice,
+      members: [bob],
+      target,
+    } = await sharedBook(2)
+    const asBob = await actorOf(bob)
+    await systemMessages.updateBookParam(asBob, { ...target, param: 'maxMsgsOffline', value: '40' })
+    await systemMessages.updateBookParam(asBob, { ...target, param: 'favorite', value: 'true' })
     const forBob = pick(await bob.call({ req: 'getBookInfo', ...target }), 'book')
     assert.strictEqual(forBob.userPrefs.maxMsgsOffline, 40)
     assert.strictEqual(forBob.favorite, true)
     await rejects(
       assert,
-      systemMessages.handle(actorOf(bob.user), 'updateBookParam', {
-        ...target,
-        param: 'title',
-        value: 'x',
-      }),
+      systemMessages.updateBookParam(asBob, { ...target, param: 'title', value: 'x' }),
       'FORBIDDEN'
     )
-    await systemMessages.handle(actorOf(alice.user), 'updateBookParam', {
+    await systemMessages.updateBookParam(await actorOf(alice), {
       ...target,
       param: 'title',
       value: 'By socket',
@@ -207,11 +202,7 @@ test.group('system messages', () => {
     )
     await rejects(
       assert,
-      systemMessages.handle(actorOf(bob.user), 'updateBookParam', {
-        ...target,
-        param: 'nope',
-        value: 'x',
-      }),
+      systemMessages.updateBookParam(asBob, { ...target, param: 'nope', value: 'x' }),
       'INVALID_PARAMETER'
     )
   })
@@ -219,25 +210,29 @@ test.group('system messages', () => {
   test('updateUserInfo changes userPrefs and names, and bumps the user stamp', async ({
     assert,
   }) => {
-    const user = await makeUser()
-    const actor = actorOf(user)
-    const before = Number(user.sstamp)
-    await systemMessages.handle(actor, 'updateUserInfo', { param: 'city', value: 'Lyon' })
-    await systemMessages.handle(actor, 'updateUserInfo', { param: 'fname', value: 'Renamed' })
-    await systemMessages.handle(actor, 'updateUserInfo', { param: 'syncWithHubic', value: '1' })
-    const row = await db.from('users').where('id', user.id).first()
+    const who = await client()
+    const actor = await actorOf(who)
+    const stampOf = async () => {
+      const row = await db.from('users').where('id', who.user.id).select('sstamp').first()
+      return Number(row.sstamp)
+    }
+    const before = await stampOf()
+    await systemMessages.updateUserInfo(actor, { param: 'city', value: 'Lyon' })
+    await systemMessages.updateUserInfo(actor, { param: 'fname', value: 'Renamed' })
+    await systemMessages.updateUserInfo(actor, { param: 'syncWithHubic', value: '1' })
+    const row = await db.from('users').where('id', who.user.id).first()
     assert.strictEqual(row.first_name, 'Renamed')
     assert.include(row.prefs, '"city":"Lyon"')
     assert.include(row.prefs, '"syncWithStorage":true')
-    assert.isAbove(Number(row.sstamp), before)
+    assert.isAbove(await stampOf(), before)
     await rejects(
       assert,
-      systemMessages.handle(actor, 'updateUserInfo', { param: 'mail1', value: 'x@y.z' }),
+      systemMessages.updateUserInfo(actor, { param: 'mail1', value: 'x@y.z' }),
       'INVALID_PARAMETER'
     )
     await rejects(
       assert,
-      systemMessages.handle(actor, 'updateUserInfo', { param: 'nbCol', value: 'many' }),
+      systemMessages.updateUserInfo(actor, { param: 'nbCol', value: 'many' }),
       'INVALID_PARAMETER'
     )
   })

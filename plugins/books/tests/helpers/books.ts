@@ -1,7 +1,18 @@
+import app from '@adonisjs/core/services/app'
 import { rpc, type Form } from '#tests/helpers/rpc'
 import { login, makeUser, type Session } from '#tests/helpers/users'
-import counters from '#plugins/books/services/counters'
+import type { Actor } from '#core/rpc/base_operation'
+import { resolveActor } from '#core/auth/resolve_actor'
+import { AccessService } from '#core/services/access_service'
+import { UserService } from '#core/services/user_service'
+import { BookCountersService } from '#plugins/books/services/book_counters_service'
 import type User from '#models/user'
+
+const [access, users, counters] = await Promise.all([
+  app.container.make(AccessService),
+  app.container.make(UserService),
+  app.container.make(BookCountersService),
+])
 
 /** A user with a live session, and a shortcut to call api.php as them. */
 export interface Client {
@@ -35,6 +46,15 @@ export async function sessionOf(owner: Client, restrictions: unknown): Promise<C
   return clientFor(owner.user, session)
 }
 
+/**
+ * The Actor the services receive for a client's session, resolved as
+ * api.php and the socket resolve it (its restrictions are the session's).
+ */
+export function actorOf(who: Client): Promise<Actor> {
+  const { session } = who
+  return resolveActor(access, users, { o_u: session.o_u, sesskey: session.sesskey, u_c: '' })
+}
+
 let bookCounter = 0
 
 /** A new book owned by `owner`; returns its b_o and b_c. */
@@ -44,6 +64,22 @@ export async function book(owner: Client, extra: Record<string, unknown> = {}) {
   const answer = await owner.call({ req: 'createBook', b_c: code, ...extra })
   if (answer.status !== 'ok') throw new Error(`createBook failed: ${JSON.stringify(answer)}`)
   return { b_o: owner.code, b_c: code }
+}
+
+/**
+ * A new owner's book shared with one new member per right given (each has
+ * accepted): `const { owner, members: [bob, carol], target } = await sharedBook(2, 3)`.
+ */
+export async function sharedBook(...rights: number[]) {
+  const owner = await client()
+  const target = await book(owner)
+  const members: Client[] = []
+  for (const right of rights) {
+    const member = await client()
+    await share(owner, target, member, right)
+    members.push(member)
+  }
+  return { owner, members, target }
 }
 
 /** `member` joins the book with `right` (invitation sent by the owner, then accepted). */

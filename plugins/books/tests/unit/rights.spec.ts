@@ -8,9 +8,15 @@ import {
   RIGHT_READWRITEDELETE,
   isValidRight,
 } from '../../rights.js'
-import { coercePref, readPrefChanges, USER_PREF_KINDS } from '../../models/prefs.js'
-import { toUnixSeconds, listParam } from '../../services/event_service.js'
-import { firstWord } from '../../services/message_service.js'
+import {
+  coercePref,
+  readPrefChanges,
+  OWNER_PREF_KINDS,
+  USER_PREF_KINDS,
+} from '../../models/prefs.js'
+import { toUnixSeconds } from '../../services/event_service.js'
+import { firstWord } from '../../services/message_writer.js'
+import { memberOf, prefsOf } from '../../validators/params.js'
 
 test.group('rights', () => {
   test('the scale is ordinal and the owner holds RIGHT_ADMIN (4)', ({ assert }) => {
@@ -56,11 +62,31 @@ test.group('parameter helpers', () => {
     assert.isNull(toUnixSeconds('tomorrow'))
   })
 
-  test('lists: arrays, bracket objects, JSON, comma-separated', ({ assert }) => {
-    assert.deepEqual(listParam('1,2, 3'), ['1', '2', '3'])
-    assert.deepEqual(listParam('[1,2]'), [1, 2])
-    assert.deepEqual(listParam({ 0: '4', 1: '5' }), ['4', '5'])
-    assert.deepEqual(listParam(''), [])
+  test('prefs: top-level scalar keys, overridden by the nested object', ({ assert }) => {
+    const input = {
+      b_c: 'x',
+      oCoverColor: 'red',
+      title: 'flat',
+      oCoverType: { nested: 'ignored' },
+      ownerPrefs: { title: 'nested' },
+    }
+    assert.deepEqual(prefsOf(input, 'ownerPrefs', OWNER_PREF_KINDS), {
+      oCoverColor: 'red',
+      title: 'nested',
+    })
+    assert.isUndefined(prefsOf({ b_c: 'x' }, 'ownerPrefs', OWNER_PREF_KINDS))
+    assert.deepEqual(prefsOf({ syncWithHubic: '1' }, 'userPrefs', USER_PREF_KINDS), undefined)
+    assert.deepEqual(
+      prefsOf({ syncWithHubic: '1' }, 'userPrefs', USER_PREF_KINDS, ['syncWithHubic']),
+      { syncWithHubic: '1' }
+    )
+  })
+
+  test('the member is member, then login, then u_invite', ({ assert }) => {
+    assert.strictEqual(memberOf({ member: 'a', login: 'b', u_invite: 'c' }), 'a')
+    assert.strictEqual(memberOf({ login: 'b', u_invite: 'c' }), 'b')
+    assert.strictEqual(memberOf({ u_invite: 'c' }), 'c')
+    assert.throws(() => memberOf({}), /Missing parameter: member/)
   })
 
   test('the first word of a message names the book when b_c is absent', ({ assert }) => {

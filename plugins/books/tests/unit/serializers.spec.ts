@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import type { BookRow, EventRow, MemberRow, MessageRow } from '../../models/rows.js'
+import type { BookRow, EventRow, MemberRow, MessageRow } from '../../models/records.js'
 import {
   serializeLastMessage,
   serializeMedia,
@@ -261,7 +261,9 @@ test.group('book serializer', () => {
     ...overrides,
   })
 
-  test('every field of 2.4 and client-facts with its JSON type', ({ assert }) => {
+  test('every field of spec 2.4 and of client-facts "Users and books" with its JSON type', ({
+    assert,
+  }) => {
     const wire = serializeBook(view())
     assert.deepEqual(Object.keys(wire).sort(), [
       'accepted',

@@ -1,7 +1,7 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
- * Comment threads on cells of `comments` fields (spec 2.8), and each user's
+ * Comment threads on cells of `comments` fields (docs/spec/service-interface.md 2.8), and each user's
  * read position per cell (summary.totalUnread, comments[].ur). A deleted
  * table or field takes its comments along (foreign keys); a deleted row's
  * comments are removed by the row delete.

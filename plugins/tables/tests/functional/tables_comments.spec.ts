@@ -36,21 +36,49 @@ async function fixture() {
   return { book, owner, writer, reader, catId, name, talk, r1, r2 }
 }
 
+type Fixture = Awaited<ReturnType<typeof fixture>>
+
 const cells = async (call: ReturnType<typeof caller>, catId: number, extra = {}) =>
   ok(await call('getTableValues', { catId, format: 'diff_ready_rows', ...extra })).tableValues
 
-test.group('tables: comments on cells', () => {
-  test('comment threads: summary, last comments with maxComments, unread per reader, getTableValueComments', async ({
-    assert,
-  }) => {
-    const { book, owner, writer, reader, catId, talk, r1, r2 } = await fixture()
-    const writerCode = book.members[0].user.code
+/**
+ * A thread: the owner's "first", then the writer's "second" and "third" on
+ * row 1, and the writer's "elsewhere" (with an action) on row 2.
+ */
+async function withThreads() {
+  const fx = await fixture()
+  const { owner, writer, talk, r1, r2 } = fx
+  const first = ok(
+    await owner('editTableValueComments', { fieldId: talk, rowId: String(r1), m: 'first' })
+  )
+  for (const m of ['second', 'third'])
+    ok(await writer('editTableValueComments', { fieldId: talk, rowId: String(r1), m }))
+  ok(
+    await writer('editTableValueComments', {
+      fieldId: talk,
+      rowId: String(r2),
+      m: 'elsewhere',
+      action: JSON.stringify(['mention']),
+    })
+  )
+  return { ...fx, first, writerCode: fx.book.members[0].user.code }
+}
+
+test.group('tables: comment threads', (group) => {
+  let fx: Awaited<ReturnType<typeof withThreads>>
+  group.setup(async () => {
+    fx = await withThreads()
+  })
+
+  test('a cell without comments is null', async ({ assert }) => {
+    const { owner, catId, talk, r1, r2 } = await fixture()
     const empty = await cells(owner, catId)
     assert.isNull(empty.rows[r1][talk])
+    assert.isNull(empty.rows[r2][talk])
+  })
 
-    const first = ok(
-      await owner('editTableValueComments', { fieldId: talk, rowId: String(r1), m: 'first' })
-    )
+  test('editTableValueComments answers the new id, the cell and its thread', ({ assert }) => {
+    const { first, talk, r1, book } = fx
     assert.isNumber(first.id)
     assert.strictEqual(first.rowId, r1)
     assert.strictEqual(first.fieldId, talk)
@@ -60,96 +88,141 @@ test.group('tables: comments on cells', () => {
       ['first']
     )
     assert.strictEqual(first.data.summary.total, 1)
-    assert.strictEqual(first.data.summary.totalUnread, 0) // one's own comments are never unread
-    assert.equal(first.data.users[book.b_o].n.length > 0, true)
-    for (const m of ['second', 'third'])
-      ok(await writer('editTableValueComments', { fieldId: talk, rowId: String(r1), m }))
-    ok(
-      await writer('editTableValueComments', {
-        fieldId: talk,
-        rowId: String(r2),
-        m: 'elsewhere',
-        action: JSON.stringify(['mention']),
-      })
-    )
+    assert.isAbove(first.data.users[book.b_o].n.length, 0)
+  })
 
-    // Without maxComments: only the summary, no `users`.
-    const plain = await cells(owner, catId)
+  test("one's own comments are never unread", ({ assert }) => {
+    assert.strictEqual(fx.first.data.summary.totalUnread, 0)
+  })
+
+  test('without maxComments a cell is its summary only, and the answer has no users', async ({
+    assert,
+  }) => {
+    const plain = await cells(fx.owner, fx.catId)
     assert.notProperty(plain, 'users')
-    const summary = plain.rows[r1][talk].summary
-    assert.notProperty(plain.rows[r1][talk], 'comments')
+    assert.notProperty(plain.rows[fx.r1][fx.talk], 'comments')
+    const summary = plain.rows[fx.r1][fx.talk].summary
     assert.strictEqual(summary.total, 3)
-    assert.strictEqual(summary.totalUnread, 2)
-    assert.strictEqual(summary.from, writerCode)
+    assert.strictEqual(summary.from, fx.writerCode)
     assert.isNull(summary.notifSubscribe)
     assert.isAbove(summary.sstamp, 0)
-    assert.strictEqual(plain.rows[r2][talk].summary.total, 1)
+    assert.strictEqual(plain.rows[fx.r2][fx.talk].summary.total, 1)
+  })
 
-    // maxComments: the last N per cell, oldest first, with `ur`, and their authors in `users`.
-    const last = await cells(owner, catId, { maxComments: 2 })
-    const thread = last.rows[r1][talk].comments
+  test("a reader's unread count is the others' comments after the reader's position", async ({
+    assert,
+  }) => {
+    const other = await cells(fx.reader, fx.catId)
+    assert.strictEqual(other.rows[fx.r1][fx.talk].summary.totalUnread, 3)
+    const plain = await cells(fx.owner, fx.catId)
+    assert.strictEqual(plain.rows[fx.r1][fx.talk].summary.totalUnread, 2)
+  })
+
+  test('maxComments: the last N comments of a cell, oldest first, with ur', async ({ assert }) => {
+    const last = await cells(fx.owner, fx.catId, { maxComments: 2 })
+    const thread = last.rows[fx.r1][fx.talk].comments
     assert.deepEqual(
       thread.map((comment: any) => [comment.m, comment.uc, comment.ur]),
       [
-        ['second', writerCode, true],
-        ['third', writerCode, true],
+        ['second', fx.writerCode, true],
+        ['third', fx.writerCode, true],
       ]
     )
     for (const key of ['id', 'm', 'mid', 'action', 'uc', 'c', 's', 'ur'])
       assert.property(thread[0], key)
-    assert.deepEqual(last.rows[r2][talk].comments[0].action, ['mention'])
-    assert.deepEqual(Object.keys(last.users), [writerCode])
-    assert.isString(last.users[writerCode].n)
-    // The columns format carries the same cell.
-    const columns = ok(await owner('getTableValues', { catId, maxComments: 1 })).tableValues
-    const column = columns.fields.find((field: any) => field.id === talk)
+  })
+
+  test('maxComments: users names the authors of the comments shown', async ({ assert }) => {
+    const last = await cells(fx.owner, fx.catId, { maxComments: 2 })
+    assert.deepEqual(Object.keys(last.users), [fx.writerCode])
+    assert.isString(last.users[fx.writerCode].n)
+    assert.isNumber(last.users[fx.writerCode].s)
+  })
+
+  test('a comment keeps its action list', async ({ assert }) => {
+    const last = await cells(fx.owner, fx.catId, { maxComments: 1 })
+    assert.deepEqual(last.rows[fx.r2][fx.talk].comments[0].action, ['mention'])
+  })
+
+  test('the columns format carries the same cells', async ({ assert }) => {
+    const columns = ok(
+      await fx.owner('getTableValues', { catId: fx.catId, maxComments: 1 })
+    ).tableValues
+    const column = columns.fields.find((field: any) => field.id === fx.talk)
     assert.deepEqual(
-      column.values.find((value: any) => value.id === r1).value.comments.map((c: any) => c.m),
+      column.values.find((value: any) => value.id === fx.r1).value.comments.map((c: any) => c.m),
       ['third']
     )
+  })
 
-    // getNamedTableValues takes maxComments the same way.
+  test('getNamedTableValues takes maxComments the same way', async ({ assert }) => {
     const named = ok(
-      await owner('getNamedTableValues', {
-        b_o: book.b_o,
-        b_c: book.b_c,
+      await fx.owner('getNamedTableValues', {
+        b_o: fx.book.b_o,
+        b_c: fx.book.b_c,
         catCode: 'tasks',
         format: 'diff_ready_rows',
         maxComments: 1,
       })
     ).tableValues
     assert.deepEqual(
-      named.rows[r2][talk].comments.map((comment: any) => comment.m),
+      named.rows[fx.r2][fx.talk].comments.map((comment: any) => comment.m),
       ['elsewhere']
     )
-    assert.deepEqual(Object.keys(named.users), [writerCode])
+    assert.deepEqual(Object.keys(named.users), [fx.writerCode])
+  })
+})
 
-    // getTableValueComments: the whole thread; the reader has then read it.
-    const full = ok(await owner('getTableValueComments', { fieldId: talk, rowId: String(r1) }))
+test.group('tables: getTableValueComments', () => {
+  test('answers the whole thread, oldest first, its summary before the read and every author', async ({
+    assert,
+  }) => {
+    const fx = await withThreads()
+    const full = ok(
+      await fx.owner('getTableValueComments', { fieldId: fx.talk, rowId: String(fx.r1) })
+    )
     assert.deepEqual(
       full.data.comments.map((comment: any) => comment.m),
       ['first', 'second', 'third']
     )
     assert.strictEqual(full.data.summary.totalUnread, 2)
-    assert.deepEqual(Object.keys(full.data.users).sort(), [book.b_o, writerCode].sort())
+    assert.deepEqual(Object.keys(full.data.users).sort(), [fx.book.b_o, fx.writerCode].sort())
     assert.isNumber(full.data.formLastModified)
-    const read = await cells(owner, catId)
-    assert.strictEqual(read.rows[r1][talk].summary.totalUnread, 0)
-    // Another reader's unread count is its own.
-    const other = await cells(reader, catId)
-    assert.strictEqual(other.rows[r1][talk].summary.totalUnread, 3)
-    ok(await reader('getTableValueComments', { fieldId: talk, rowId: String(r1) }))
   })
 
-  test('comment writes: authors edit their own, admins delete any, readers cannot write; rows and fields take their comments along', async ({
-    assert,
-  }) => {
-    const { owner, writer, reader, catId, name, talk, r1, r2 } = await fixture()
+  test('marks the thread read for that reader only', async ({ assert }) => {
+    const fx = await withThreads()
+    ok(await fx.owner('getTableValueComments', { fieldId: fx.talk, rowId: String(fx.r1) }))
+    const read = await cells(fx.owner, fx.catId)
+    assert.strictEqual(read.rows[fx.r1][fx.talk].summary.totalUnread, 0)
+    const other = await cells(fx.reader, fx.catId)
+    assert.strictEqual(other.rows[fx.r1][fx.talk].summary.totalUnread, 3)
+  })
+
+  test('a reader may read a thread', async () => {
+    const fx = await withThreads()
+    ok(await fx.reader('getTableValueComments', { fieldId: fx.talk, rowId: String(fx.r1) }))
+  })
+
+  test('a missing row is NOT_FOUND', async ({ assert }) => {
+    const { owner, talk, r2 } = await fixture()
+    assert.equal(
+      await errorCode(owner('getTableValueComments', { fieldId: talk, rowId: String(r2 + 1000) })),
+      'NOT_FOUND'
+    )
+  })
+})
+
+test.group('tables: comment writes', (group) => {
+  let fx: Fixture
+  group.setup(async () => {
+    fx = await fixture()
+  })
+
+  test('an author changes their own comment', async ({ assert }) => {
+    const { writer, talk, r1 } = fx
     const mine = ok(
       await writer('editTableValueComments', { fieldId: talk, rowId: String(r1), m: 'draft' })
-    ).id as number
-    const theirs = ok(
-      await owner('editTableValueComments', { fieldId: talk, rowId: String(r1), m: 'boss' })
     ).id as number
     const edited = ok(
       await writer('editTableValueComments', {
@@ -159,68 +232,111 @@ test.group('tables: comments on cells', () => {
         m: 'final',
       })
     )
-    assert.deepEqual(
+    assert.strictEqual(edited.id, mine)
+    assert.include(
       edited.data.comments.map((comment: any) => comment.m),
-      ['final', 'boss']
+      'final'
     )
+    assert.notInclude(
+      edited.data.comments.map((comment: any) => comment.m),
+      'draft'
+    )
+  })
+
+  test("nobody changes another's comment (FORBIDDEN)", async ({ assert }) => {
+    const { owner, writer, talk, r1 } = fx
+    const theirs = ok(
+      await owner('editTableValueComments', { fieldId: talk, rowId: String(r1), m: 'boss' })
+    ).id
     assert.equal(
       await errorCode(
         writer('editTableValueComments', { fieldId: talk, rowId: String(r1), id: theirs, m: 'x' })
       ),
       'FORBIDDEN'
     )
+  })
+
+  test('a reader cannot comment (FORBIDDEN)', async ({ assert }) => {
     assert.equal(
       await errorCode(
-        reader('editTableValueComments', { fieldId: talk, rowId: String(r1), m: 'x' })
+        fx.reader('editTableValueComments', { fieldId: fx.talk, rowId: String(fx.r1), m: 'x' })
       ),
       'FORBIDDEN'
     )
+  })
+
+  test('a blank comment is MISSING_PARAMETER', async ({ assert }) => {
     assert.equal(
       await errorCode(
-        owner('editTableValueComments', { fieldId: talk, rowId: String(r1), m: ' ' })
+        fx.owner('editTableValueComments', { fieldId: fx.talk, rowId: String(fx.r1), m: ' ' })
       ),
       'MISSING_PARAMETER'
     )
+  })
+
+  test('a field that is not a comments field is INVALID_PARAMETER', async ({ assert }) => {
     assert.equal(
       await errorCode(
-        owner('editTableValueComments', { fieldId: name, rowId: String(r1), m: 'x' })
+        fx.owner('editTableValueComments', { fieldId: fx.name, rowId: String(fx.r1), m: 'x' })
       ),
       'INVALID_PARAMETER'
     )
+  })
+
+  test('a missing row is NOT_FOUND', async ({ assert }) => {
     assert.equal(
       await errorCode(
-        owner('editTableValueComments', { fieldId: talk, rowId: String(r2 + 1000), m: 'x' })
+        fx.owner('editTableValueComments', {
+          fieldId: fx.talk,
+          rowId: String(fx.r2 + 1000),
+          m: 'x',
+        })
       ),
       'NOT_FOUND'
     )
-    assert.equal(
-      await errorCode(owner('getTableValueComments', { fieldId: talk, rowId: String(r2 + 1000) })),
-      'NOT_FOUND'
-    )
+  })
+
+  test("a writer cannot delete another's comment; an administrator can", async ({ assert }) => {
+    const { owner, writer, talk, r2 } = fx
+    const theirs = ok(
+      await writer('editTableValueComments', { fieldId: talk, rowId: String(r2), m: 'w' })
+    ).id as number
+    const boss = ok(
+      await owner('editTableValueComments', { fieldId: talk, rowId: String(r2), m: 'o' })
+    ).id as number
     assert.equal(
       await errorCode(
-        writer('deleteTableValueComments', {
-          fieldId: talk,
-          rowId: String(r1),
-          ids: String(theirs),
-        })
+        writer('deleteTableValueComments', { fieldId: talk, rowId: String(r2), ids: String(boss) })
       ),
       'FORBIDDEN'
     )
     const removed = ok(
-      await owner('deleteTableValueComments', { fieldId: talk, rowId: String(r1), ids: [mine] })
+      await owner('deleteTableValueComments', { fieldId: talk, rowId: String(r2), ids: [theirs] })
     )
-    assert.strictEqual(removed.deleted, 1)
-    const after = await cells(owner, catId)
-    assert.strictEqual(after.rows[r1][talk].summary.total, 1)
+    assert.deepEqual([removed.fieldId, removed.rowId, removed.deleted], [talk, r2, 1])
+  })
+
+  test('a comment deleted twice is NOT_FOUND the second time', async ({ assert }) => {
+    const { writer, talk, r1 } = fx
+    const mine = ok(
+      await writer('editTableValueComments', { fieldId: talk, rowId: String(r1), m: 'once' })
+    ).id as number
+    ok(
+      await writer('deleteTableValueComments', { fieldId: talk, rowId: String(r1), ids: `${mine}` })
+    )
     assert.equal(
       await errorCode(
-        owner('deleteTableValueComments', { fieldId: talk, rowId: String(r1), ids: String(mine) })
+        writer('deleteTableValueComments', { fieldId: talk, rowId: String(r1), ids: String(mine) })
       ),
       'NOT_FOUND'
     )
+  })
+})
 
-    // A deleted row takes its comments along; a deleted field takes the rest.
+test.group('tables: comments go with their row and field', () => {
+  test('a deleted row takes its comments along', async ({ assert }) => {
+    const { owner, writer, talk, r1, r2 } = await fixture()
+    ok(await owner('editTableValueComments', { fieldId: talk, rowId: String(r1), m: 'a' }))
     ok(await writer('editTableValueComments', { fieldId: talk, rowId: String(r2), m: 'keep' }))
     ok(await owner('deleteTableRow', { rowId: String(r1) }))
     const left = await db.from('table_comments').where('field_id', talk).select('row_id')
@@ -228,6 +344,11 @@ test.group('tables: comments on cells', () => {
       left.map((row) => Number(row.row_id)),
       [r2]
     )
+  })
+
+  test('a deleted field takes its comments along', async ({ assert }) => {
+    const { owner, talk, r2 } = await fixture()
+    ok(await owner('editTableValueComments', { fieldId: talk, rowId: String(r2), m: 'a' }))
     ok(await owner('deleteField', { fieldId: talk }))
     const none = await db.from('table_comments').where('field_id', talk).count('* as total')
     assert.strictEqual(Number(none[0].total), 0)

@@ -1,12 +1,20 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import emitter from '@adonisjs/core/services/emitter'
-import { NO_RESTRICTIONS } from '#models/api_session'
-import { rowsService } from '#plugins/tables/services/rows_service'
-import { metaService } from '#plugins/tables/services/meta_service'
-import type { RowsChanged } from '#plugins/tables/events'
+import app from '@adonisjs/core/services/app'
+import { RowsService } from '#plugins/tables/services/rows_service'
+import { MetaService } from '#plugins/tables/services/meta_service'
 import { ALL_FORMS } from '#tests/helpers/rpc'
-import { caller, errorCode, eventually, makeBook, ok, statusOf } from '../helpers/tables.js'
+import {
+  caller,
+  errorCode,
+  eventually,
+  makeBook,
+  ok,
+  ownerActor,
+  rowsChangedEvents,
+  rowsOf,
+  statusOf,
+} from '../helpers/tables.js'
 
 /** A book with a "Contacts" table (a few typed fields) and a "Companies" table linked from it. */
 async function fixture() {
@@ -100,13 +108,74 @@ async function fixture() {
   }
 }
 
-test.group('tables: structure and writes', () => {
-  test('createTable, fields, getBookTables pairs tabs with categories and lists field definitions', async ({
-    assert,
-  }) => {
-    const { call, base, catId, f } = await fixture()
-    const answer = ok(await call('getBookTables', { ...base, includeFields: 'true' }))
-    const bookTables = answer.bookTables
+type Fixture = Awaited<ReturnType<typeof fixture>>
+
+/** Ada, a contact with a value in most fields, linked to Acme and Globex. */
+async function ada(fx: Fixture, rowId = 'tmpNEW_ROW') {
+  const { book, call, catId, f, acmeId, globexId } = fx
+  return ok(
+    await call('createOrUpdateTableRow', {
+      rowId,
+      catId,
+      fieldValues: JSON.stringify({
+        [f.name]: 'Ada',
+        [f.price]: '2.5',
+        [f.qty]: '4',
+        [f.born]: '1815-12-10',
+        [f.active]: 'true',
+        [f.status]: 'won',
+        [f.tags]: 'a,c',
+        [f.company]: `${acmeId},${globexId}`,
+        [f.email]: 'ada@example.test',
+        [f.owner]: book.b_o,
+      }),
+    })
+  )
+}
+
+const adaCells = async (fx: Fixture) => {
+  const created = await ada(fx)
+  return created.rows[0].fields
+}
+const adaId = async (fx: Fixture) => {
+  const created = await ada(fx)
+  return created.rows[0].id as number
+}
+
+/** A caller who is a member of another book only. */
+async function strangerCall() {
+  const other = await makeBook()
+  return caller(other.session)
+}
+
+/** `count` new contacts named r0, r1, ... with a price of 2; their ids. */
+async function newContacts(fx: Fixture, count: number): Promise<number[]> {
+  const created = ok(
+    await fx.call('createOrUpdateTableRows', {
+      rows: JSON.stringify(
+        Object.fromEntries(
+          Array.from({ length: count }, (_, i) => [
+            `tmp${i}`,
+            { [fx.f.name]: `r${i}`, [fx.f.price]: '2' },
+          ])
+        )
+      ),
+    })
+  )
+  return created.newRows.map((row: any) => row.id)
+}
+
+test.group('tables: getBookTables', (group) => {
+  let fx: Fixture
+  let bookTables: Record<string, any>
+  group.setup(async () => {
+    fx = await fixture()
+    bookTables = ok(
+      await fx.call('getBookTables', { ...fx.base, includeFields: 'true' })
+    ).bookTables
+  })
+
+  test('answers the container with its keys and the owner right', ({ assert }) => {
     for (const key of [
       'id',
       'name',
@@ -120,19 +189,29 @@ test.group('tables: structure and writes', () => {
       'lastTabId',
       'tabs',
       'categories',
-    ]) {
+    ])
       assert.property(bookTables, key)
-    }
     assert.equal(bookTables.right, 4)
+    assert.equal(bookTables.creator, fx.book.b_o)
+  })
+
+  test('pairs tabs with categories: tabs[i] shows categories[i]', ({ assert }) => {
     assert.lengthOf(bookTables.tabs, bookTables.categories.length)
     bookTables.tabs.forEach((tab: any, index: number) =>
       assert.equal(tab.category_id, bookTables.categories[index].id)
     )
-    const contacts = bookTables.categories.find((category: any) => category.id === catId)
+  })
+
+  test('lists a category with its code, locked flag and views', ({ assert }) => {
+    const contacts = bookTables.categories.find((category: any) => category.id === fx.catId)
     assert.equal(contacts.code, 'contacts')
     assert.isNumber(contacts.locked)
     assert.isArray(contacts.views)
-    const status = contacts.fields.find((field: any) => field.id === f.status)
+  })
+
+  test('with includeFields, field definitions carry their keys and enum colors', ({ assert }) => {
+    const contacts = bookTables.categories.find((category: any) => category.id === fx.catId)
+    const status = contacts.fields.find((field: any) => field.id === fx.f.status)
     for (const key of [
       'id',
       'name',
@@ -146,339 +225,179 @@ test.group('tables: structure and writes', () => {
       'dateFormat',
       'numformat',
       'enumColors',
-    ]) {
+    ])
       assert.property(status, key)
-    }
     assert.deepEqual(status.enumColors.values[0], { value: 'new', color: '#00f' })
     assert.isTrue(status.enumColors.strict)
-    const withoutEnums = ok(
-      await call('getBookTables', { ...base, includeFields: 'true', includeEnums: 'false' })
-    )
-    assert.notProperty(
-      withoutEnums.bookTables.categories
-        .find((c: any) => c.id === catId)
-        .fields.find((x: any) => x.id === f.status),
-      'enumColors'
-    )
-    const noFields = ok(await call('getBookTables', base))
-    assert.isNull(noFields.bookTables.categories[0].fields)
   })
 
-  test('createOrUpdateTableRow creates, converts and computes (formula, link, lookup, rollup)', async ({
-    assert,
-  }) => {
-    const { book, call, catId, f, acmeId, globexId } = await fixture()
-    const created = ok(
-      await call('createOrUpdateTableRow', {
-        rowId: 'tmpNEW_ROW',
-        catId,
-        fieldValues: JSON.stringify({
-          [f.name]: 'Ada',
-          [f.price]: '2.5',
-          [f.qty]: '4',
-          [f.born]: '1815-12-10',
-          [f.active]: 'true',
-          [f.status]: 'won',
-          [f.tags]: 'a,c',
-          [f.company]: `${acmeId},${globexId}`,
-          [f.email]: 'ada@example.test',
-          [f.owner]: book.b_o,
-        }),
-      })
+  test('includeEnums=false leaves enum colors out', async ({ assert }) => {
+    const answer = ok(
+      await fx.call('getBookTables', { ...fx.base, includeFields: 'true', includeEnums: 'false' })
     )
+    const contacts = answer.bookTables.categories.find((c: any) => c.id === fx.catId)
+    assert.notProperty(
+      contacts.fields.find((x: any) => x.id === fx.f.status),
+      'enumColors'
+    )
+  })
+
+  test('without includeFields, fields is null', async ({ assert }) => {
+    const answer = ok(await fx.call('getBookTables', fx.base))
+    assert.isNull(answer.bookTables.categories[0].fields)
+  })
+})
+
+test.group('tables: createOrUpdateTableRow', (group) => {
+  let fx: Fixture
+  group.setup(async () => {
+    fx = await fixture()
+  })
+
+  test('answers the new row with its real id, tmpId and order', async ({ assert }) => {
+    const created = await ada(fx)
     assert.lengthOf(created.rows, 1)
     assert.lengthOf(created.newRows, 1)
-    const rowId = created.rows[0].id
-    assert.equal(created.newRows[0].id, rowId)
+    assert.equal(created.newRows[0].id, created.rows[0].id)
     assert.equal(created.newRows[0].tmpId, 'tmpNEW_ROW')
     assert.isNumber(created.newRows[0].info.order)
     assert.isNumber(created.formLastModified)
-    const cells = created.rows[0].fields
-    assert.strictEqual(cells[f.total].value, 10)
-    assert.deepEqual(cells[f.company].value, [acmeId, globexId])
-    assert.equal(cells[f.company].text, 'Acme, Globex')
-    assert.equal(cells[f.companySize].value, '50, 7')
-    assert.strictEqual(cells[f.companyCount].value, 2)
-    // the same tmp id in the next request makes another row (tmp ids are scoped to one request)
-    const second = ok(
-      await call('createOrUpdateTableRow', {
-        rowId: 'tmpNEW_ROW',
-        fieldValues: JSON.stringify({ [f.name]: 'Grace' }),
+  })
+
+  test('computes the formula, the link caption, the lookup and the rollup of the row', async ({
+    assert,
+  }) => {
+    const cells = await adaCells(fx)
+    assert.strictEqual(cells[fx.f.total].value, 10)
+    assert.deepEqual(cells[fx.f.company].value, [fx.acmeId, fx.globexId])
+    assert.equal(cells[fx.f.company].text, 'Acme, Globex')
+    assert.equal(cells[fx.f.companySize].value, '50, 7')
+    assert.strictEqual(cells[fx.f.companyCount].value, 2)
+  })
+
+  test('stores values converted per type: getTableValues reads them typed', async ({ assert }) => {
+    const rowId = await adaId(fx)
+    const values = ok(
+      await fx.call('getTableValues', { catId: fx.catId, filterRowIds: String(rowId) })
+    )
+    assert.equal(values.catId, fx.catId)
+    assert.equal(values.tableValues.id, fx.catId)
+    const cell = (fieldId: number) =>
+      values.tableValues.fields.find((field: any) => field.id === fieldId).values[0]
+    assert.deepEqual(cell(fx.f.price), { id: rowId, value: 2.5 })
+    assert.strictEqual(cell(fx.f.qty).value, 4)
+    assert.strictEqual(cell(fx.f.active).value, true)
+    assert.strictEqual(cell(fx.f.born).value, '1815-12-10')
+    assert.deepEqual(cell(fx.f.tags).value, ['a', 'c'])
+    assert.isNull(cell(fx.f.files).value)
+    assert.equal(values.tableValues.rowInfos[rowId].index, 0)
+  })
+
+  test('a tmp id is scoped to its request: the same tmp id next time is another row', async ({
+    assert,
+  }) => {
+    const first = await adaId(fx)
+    const second = await adaId(fx)
+    assert.notEqual(second, first)
+    const both = ok(
+      await fx.call('getTableValueSubset', {
+        catId: fx.catId,
+        fieldIds: String(fx.f.name),
+        rowIds: `${first},${second}`,
       })
     )
-    assert.notEqual(second.rows[0].id, rowId)
+    assert.deepEqual(both.tableValues, [['Ada'], ['Ada']])
+  })
 
-    const values = ok(await call('getTableValues', { catId }))
-    assert.equal(values.catId, catId)
-    assert.equal(values.tableValues.id, catId)
-    assert.equal(values.tableValues.rowInfosLength, 2)
-    const byId = (fieldId: number) =>
-      values.tableValues.fields.find((field: any) => field.id === fieldId).values
-    assert.deepEqual(byId(f.price)[0], { id: rowId, value: 2.5 })
-    assert.strictEqual(byId(f.qty)[0].value, 4)
-    assert.strictEqual(byId(f.active)[0].value, true)
-    assert.strictEqual(byId(f.born)[0].value, '1815-12-10')
-    assert.deepEqual(byId(f.tags)[0].value, ['a', 'c'])
-    assert.isNull(byId(f.files)[0].value)
-    assert.equal(values.tableValues.rowInfos[rowId].index, 0)
+  test('takes fieldValues in bracket form', async ({ assert }) => {
+    const one = ok(
+      await fx.call('createOrUpdateTableRow', {
+        rowId: 'tmp-1',
+        fieldValues: { [fx.f.name]: 'bracket' },
+      })
+    )
+    const rows = await rowsOf(fx.call, fx.catId)
+    assert.equal(rows[one.rows[0].id][fx.f.name], 'bracket')
+  })
 
-    // A change in the linked table reaches the lookup through the tables.recompute job.
-    const tables = await call('getBookTables', { b_o: book.b_o, b_c: book.b_c, includeFields: '1' })
+  test('a change in a linked row reaches the lookup through tables.recompute', async ({
+    assert,
+  }) => {
+    // Its own tables: the change reaches every row linking to Acme.
+    const own = await fixture()
+    const rowId = await adaId(own)
     ok(
-      await call('updateTableValue', {
-        rowId: String(acmeId),
-        fieldId: tables.bookTables.categories[0].fields[1].id,
+      await own.call('updateTableValue', {
+        rowId: String(own.acmeId),
+        fieldId: own.compSize,
         value: '60',
       })
     )
-    let subset: Record<string, any> = {}
+    let subset: unknown
     await eventually(async () => {
       subset = ok(
-        await call('getTableValueSubset', {
-          catId,
-          fieldIds: `${f.companySize},${f.name}`,
+        await own.call('getTableValueSubset', {
+          catId: own.catId,
+          fieldIds: `${own.f.companySize},${own.f.name}`,
           rowIds: String(rowId),
         })
-      )
-      return subset.tableValues[0][0] === '60, 7'
+      ).tableValues
+      return JSON.stringify(subset) === JSON.stringify([['60, 7', 'Ada']])
     })
-    assert.deepEqual(subset.tableValues, [['60, 7', 'Ada']])
+    assert.deepEqual(subset, [['60, 7', 'Ada']])
+  })
+})
+
+test.group('tables: a bad value', (group) => {
+  let fx: Fixture
+  group.setup(async () => {
+    fx = await fixture()
   })
 
-  test('updateTableValue on existing rows: concurrent cells commit together, a missing row fails alone, formulas follow, new fields are seen', async ({
-    assert,
-  }) => {
-    const { call, catId, f } = await fixture()
-    const created = ok(
-      await call('createOrUpdateTableRows', {
-        rows: JSON.stringify(
-          Object.fromEntries(
-            Array.from({ length: 6 }, (_, i) => [`tmp${i}`, { [f.name]: `r${i}`, [f.price]: '2' }])
-          )
-        ),
-      })
-    )
-    const ids: number[] = created.newRows.map((row: any) => row.id)
-    const missing = ids[ids.length - 1] + 1000
-    const answers = await Promise.all([
-      ...ids.map((id, i) =>
-        call('updateTableValue', { rowId: String(id), fieldId: f.qty, value: String(i + 1) })
-      ),
-      call('updateTableValue', { rowId: String(missing), fieldId: f.qty, value: '1' }),
-      call('updateTableValue', { rowId: String(ids[0]), fieldId: f.qty, value: 'x' }),
+  test('{label} is a nok naming the field, and nothing of the request is written')
+    .with([
+      { label: 'a double "abc"', field: 'price', value: 'abc' },
+      { label: 'a date "2025-02-31"', field: 'born', value: '2025-02-31' },
+      { label: 'an integer "1.5"', field: 'qty', value: '1.5' },
+      { label: 'a strict enum "maybe"', field: 'status', value: 'maybe' },
+      { label: 'an email "nope"', field: 'email', value: 'nope' },
+      { label: 'a checkbox "perhaps"', field: 'active', value: 'perhaps' },
+      { label: 'a link to a missing row', field: 'company', value: '999' },
     ])
-    for (const answer of answers.slice(0, ids.length)) ok(answer)
-    assert.equal(answers[ids.length].errorCode, 'NOT_FOUND')
-    assert.equal(answers[ids.length + 1].errorCode, 'INVALID_PARAMETER')
-    const values = ok(await call('getTableValues', { catId, format: 'diff_ready_rows' }))
-    ids.forEach((id, i) => {
-      assert.strictEqual(values.tableValues.rows[id][f.qty], i + 1)
-      assert.strictEqual(values.tableValues.rows[id][f.total], 2 * (i + 1))
-    })
-    // A field added after the metadata was cached: the write sees it (formula over it included).
-    const extra = ok(await call('createField', { catId, name: 'Bonus', type: 'integer' }))
-      .fieldId as number
-    ok(
-      await call('updateField', {
-        fieldId: f.total,
-        options: JSON.stringify({ formula: '{Price} * {Qty} + {Bonus}' }),
-      })
-    )
-    ok(await call('updateTableValue', { rowId: String(ids[0]), fieldId: extra, value: '5' }))
-    const after = ok(await call('getTableValues', { catId, format: 'diff_ready_rows' }))
-    assert.strictEqual(after.tableValues.rows[ids[0]][extra], 5)
-    assert.strictEqual(after.tableValues.rows[ids[0]][f.total], 7)
-    // Another instance changed the structure (meta_version moved, this cache not told): the
-    // version read with the row sends the write through the general path, which reloads.
-    await db.from('table_categories').where('id', catId).update({ meta_version: Date.now() })
-    ok(await call('updateTableValue', { rowId: String(ids[1]), fieldId: extra, value: '1' }))
-    const reloaded = ok(await call('getTableValues', { catId, format: 'diff_ready_rows' }))
-    assert.strictEqual(reloaded.tableValues.rows[ids[1]][f.total], 5)
-  })
-
-  test('cell writes arriving together share one transaction: one UPDATE per table, each write keeps its outcome, a row written twice in a batch gets both writes', async ({
-    assert,
-  }) => {
-    const { book, call, catId, f, companiesId, compName, compSize, acmeId, globexId } =
-      await fixture()
-    const more = ok(
-      await call('createOrUpdateTableRows', {
-        b_o: book.b_o,
-        rows: JSON.stringify({
-          tmp1: { [compName]: 'Initech', [compSize]: '3' },
-          tmp2: { [compName]: 'Hooli', [compSize]: '4' },
-        }),
-      })
-    )
-    const [initechId, hooliId] = more.newRows.map((row: any) => row.id)
-    const contacts = ok(
-      await call('createOrUpdateTableRows', {
-        b_o: book.b_o,
-        rows: JSON.stringify({
-          tmp1: { [f.name]: 'Ann', [f.price]: '2', [f.company]: String(acmeId) },
-          tmp2: { [f.name]: 'Bob', [f.price]: '3', [f.active]: 'true' },
-        }),
-      })
-    )
-    const [annId, bobId] = contacts.newRows.map((row: any) => row.id)
-    const actor = {
-      user: book.owner,
-      principal: book.owner,
-      session: null,
-      restrictions: NO_RESTRICTIONS,
-      onBehalf: false,
-    } as any
-    const write = (rowId: number, fieldId: number, value: string) =>
-      rowsService.updateValue(actor, { rowId: String(rowId), fieldId, value })
-    const events: RowsChanged[] = []
-    const listener = (event: RowsChanged) => events.push(event)
-    emitter.on('tables:rows_changed', listener)
-    let results: PromiseSettledResult<unknown>[]
-    try {
-      // Companies has no formula (the UPDATE itself checks the metadata version), Contacts has
-      // one (its rows are read first); both tables, and the same rows twice, in one burst. (The
-      // order of concurrent calls is not defined: a row's two writes touch different cells.)
-      results = await Promise.allSettled([
-        write(acmeId, compSize, '10'),
-        write(globexId, compSize, '21'),
-        write(initechId, compName, 'Initech 2'),
-        write(globexId, compName, 'Globex 2'),
-        write(hooliId, compSize, '40'),
-        write(hooliId + 1000, compSize, '1'),
-        write(annId, f.qty, '5'),
-        write(bobId, f.qty, '7'),
-        write(annId, f.active, 'true'),
-        write(bobId, f.active, 'false'),
-        write(annId, f.price, '2.5'),
-      ])
-    } finally {
-      emitter.off('tables:rows_changed', listener)
-    }
-    results.forEach((result, i) => {
-      if (i === 5) {
-        assert.equal(result.status, 'rejected')
-        assert.equal((result as PromiseRejectedResult).reason.code, 'NOT_FOUND')
-      } else assert.equal(result.status, 'fulfilled', `write ${i}`)
-    })
-    // One event per written cell, none for the missing row; writes that arrived while a
-    // transaction was in flight committed together (same stamp).
-    assert.lengthOf(events, 10)
-    assert.isBelow(new Set(events.map((event) => event.stamp)).size, events.length)
-    const companies = ok(
-      await call('getTableValues', { catId: companiesId, format: 'diff_ready_rows' })
-    ).tableValues.rows
-    assert.strictEqual(companies[acmeId][compSize], 10)
-    assert.strictEqual(companies[globexId][compSize], 21)
-    assert.strictEqual(companies[globexId][compName], 'Globex 2')
-    assert.strictEqual(companies[initechId][compName], 'Initech 2')
-    assert.strictEqual(companies[hooliId][compSize], 40)
-    const people = ok(await call('getTableValues', { catId, format: 'diff_ready_rows' }))
-      .tableValues.rows
-    assert.strictEqual(people[annId][f.qty], 5)
-    assert.strictEqual(people[annId][f.price], 2.5)
-    assert.strictEqual(people[annId][f.total], 12.5)
-    assert.strictEqual(people[annId][f.active], true)
-    assert.strictEqual(people[bobId][f.qty], 7)
-    assert.strictEqual(people[bobId][f.total], 21)
-    assert.strictEqual(people[bobId][f.active], false)
-    // The lookup of Ann (through her link to Acme) follows through tables.recompute.
-    await eventually(async () => {
-      const rows = ok(await call('getTableValues', { catId, format: 'diff_ready_rows' }))
-        .tableValues.rows
-      return String(rows[annId][f.companySize]) === '10'
-    })
-    // Another instance changed Companies' structure: the UPDATE's version check writes
-    // nothing and the general path (which reloads the metadata) writes the cell. (A field that
-    // no link shows: no recompute job reloads the metadata behind the write's back.)
-    const note = ok(
-      await call('createField', {
-        b_o: book.b_o,
-        catId: companiesId,
-        name: 'Note',
-        type: 'shorttext',
-      })
-    ).fieldId as number
-    ok(await call('updateTableValue', { rowId: String(hooliId), fieldId: note, value: 'a' }))
-    const bumped = Date.now()
-    await db.from('table_categories').where('id', companiesId).update({ meta_version: bumped })
-    assert.notEqual(metaService.cached(companiesId)?.category.metaVersion, bumped)
-    ok(await call('updateTableValue', { rowId: String(hooliId), fieldId: note, value: 'b' }))
-    assert.equal(metaService.cached(companiesId)?.category.metaVersion, bumped)
-    const reloaded = ok(
-      await call('getTableValues', { catId: companiesId, format: 'diff_ready_rows' })
-    ).tableValues.rows
-    assert.strictEqual(reloaded[hooliId][note], 'b')
-  })
-
-  test('new rows get ord = id, also after another writer moved the table sequence', async ({
-    assert,
-  }) => {
-    const { book, call, catId, f } = await fixture()
-    const create = async (count: number) =>
-      ok(
-        await call('createOrUpdateTableRows', {
-          b_o: book.b_o,
-          rows: JSON.stringify(
-            Object.fromEntries(
-              Array.from({ length: count }, (_, i) => [`tmp${i}`, { [f.name]: `n${i}` }])
-            )
-          ),
-        })
-      )
-    const misplaced = async () => {
-      const [row] = await db.from(`tt_${catId}`).whereRaw('ord <> id').count('* as total')
-      return Number(row.total)
-    }
-    await create(3)
-    await create(2) // inserted with the ids this process expected
-    // Another instance inserted a row: the next ids are not the expected ones.
-    const [other] = await db.table(`tt_${catId}`).insert({ ord: 0, sstamp: 0 })
-    await db.from(`tt_${catId}`).where('id', other).update({ ord: other })
-    const last = await create(2)
-    for (const row of last.newRows) assert.strictEqual(row.info.order, row.id)
-    assert.strictEqual(await misplaced(), 0)
-    const values = ok(await call('getTableValues', { catId, maxRows: 100 })).tableValues
-    assert.strictEqual(values.rowInfosLength, 8)
-    for (const [id, info] of Object.entries(values.rowInfos) as [string, any][])
-      assert.strictEqual(info.order, Number(id))
-  })
-
-  test('a bad value is a nok naming the field, and nothing of the request is written', async ({
-    assert,
-  }) => {
-    const { call, catId, f } = await fixture()
-    for (const [fieldId, value] of [
-      [f.price, 'abc'],
-      [f.born, '2025-02-31'],
-      [f.qty, '1.5'],
-      [f.status, 'maybe'],
-      [f.email, 'nope'],
-      [f.active, 'perhaps'],
-      [f.company, '999'],
-    ] as const) {
-      const answer = await call('createOrUpdateTableRows', {
+    .run(async ({ assert }, { field, value }) => {
+      const fieldId = fx.f[field]
+      const answer = await fx.call('createOrUpdateTableRows', {
         b_o: '',
-        rows: JSON.stringify({ tmp1: { [f.name]: 'ok' }, tmp2: { [fieldId]: value } }),
+        rows: JSON.stringify({ tmp1: { [fx.f.name]: 'ok' }, tmp2: { [fieldId]: value } }),
       })
-      assert.equal(answer.status, 'nok', `${fieldId}=${value}`)
+      assert.equal(answer.status, 'nok')
       assert.equal(answer.errorCode, 'INVALID_PARAMETER')
-      assert.isString(answer.errorMsg)
-    }
-    const count = ok(await call('computeTableOperation', { catId, operation: 'count' }))
-    assert.strictEqual(count.result, 0)
+      assert.include(answer.errorMsg, `(${fieldId})`)
+      const count = ok(
+        await fx.call('computeTableOperation', { catId: fx.catId, operation: 'count' })
+      )
+      assert.strictEqual(count.result, 0)
+    })
+})
+
+test.group('tables: createOrUpdateTableRows and deletes', (group) => {
+  let fx: Fixture
+  group.setup(async () => {
+    fx = await fixture()
   })
 
-  test('createOrUpdateTableRows in bracket and JSON forms; deleteTableRow(s)', async ({
-    assert,
-  }) => {
-    const { book, call, catId, f } = await fixture()
-    for (const form of ALL_FORMS) {
+  test('in {$self} form: creates rows, updates one, deletes them with deleteTableRows')
+    .with(ALL_FORMS)
+    .run(async ({ assert }, form) => {
       const answer = ok(
-        await call(
+        await fx.call(
           'createOrUpdateTableRows',
           {
-            b_o: book.b_o,
-            rows: { tmp_1: { [f.name]: `x ${form}`, [f.qty]: '3' }, tmp_2: { [f.name]: 'y' } },
+            b_o: fx.book.b_o,
+            rows: {
+              tmp_1: { [fx.f.name]: `x ${form}`, [fx.f.qty]: '3' },
+              tmp_2: { [fx.f.name]: 'y' },
+            },
           },
           form
         )
@@ -487,66 +406,409 @@ test.group('tables: structure and writes', () => {
       assert.strictEqual(answer.modified, 0)
       const ids = answer.newRows.map((row: any) => row.id)
       const update = ok(
-        await call(
+        await fx.call(
           'createOrUpdateTableRows',
-          { rows: JSON.stringify({ [ids[0]]: { [f.qty]: '5' } }) },
+          { rows: JSON.stringify({ [ids[0]]: { [fx.f.qty]: '5' } }) },
           form
         )
       )
       assert.strictEqual(update.modified, 1)
-      const deleted = ok(await call('deleteTableRows', { b_o: book.b_o, rows: ids }, form))
+      const deleted = ok(await fx.call('deleteTableRows', { b_o: fx.book.b_o, rows: ids }, form))
       assert.strictEqual(deleted.deleted, 2)
-    }
-    const one = ok(
-      await call('createOrUpdateTableRow', { rowId: 'tmp-1', fieldValues: { [f.name]: 'bracket' } })
-    )
-    const removed = ok(await call('deleteTableRow', { rowId: String(one.rows[0].id) }))
-    assert.equal(removed.id, one.rows[0].id)
+    })
+
+  test('deleteTableRows takes a comma list and skips tmp ids', async ({ assert }) => {
+    const ids = await newContacts(fx, 2)
+    const deleted = ok(await fx.call('deleteTableRows', { rows: `${ids[0]},tmp_3,${ids[1]}` }))
+    assert.strictEqual(deleted.deleted, 2)
+    assert.equal(await errorCode(fx.call('deleteTableRows', { rows: 'x1' })), 'INVALID_PARAMETER')
+  })
+
+  test('deleteTableRow answers the id; the row is gone, a second delete is NOT_FOUND', async ({
+    assert,
+  }) => {
+    const [id] = await newContacts(fx, 1)
+    const removed = ok(await fx.call('deleteTableRow', { rowId: String(id) }))
+    assert.equal(removed.id, id)
     assert.isNumber(removed.formLastModified)
-    const again = await call('deleteTableRow', { rowId: String(one.rows[0].id) })
-    assert.equal(again.errorCode, 'NOT_FOUND')
-    const tmp = ok(await call('deleteTableRow', { rowId: 'tmp_9' }))
+    const left = ok(
+      await fx.call('getTableValueSubset', {
+        catId: fx.catId,
+        fieldIds: String(fx.f.name),
+        rowIds: String(id),
+      })
+    )
+    assert.deepEqual(left.tableValues, [])
+    assert.equal(await errorCode(fx.call('deleteTableRow', { rowId: String(id) })), 'NOT_FOUND')
+  })
+
+  test('deleteTableRow of a tmp id deletes nothing and answers the tmpId', async ({ assert }) => {
+    const [id] = await newContacts(fx, 1)
+    const tmp = ok(await fx.call('deleteTableRow', { rowId: 'tmp_9' }))
     assert.equal(tmp.tmpId, 'tmp_9')
+    assert.isNull(tmp.id)
+    const kept = ok(
+      await fx.call('getTableValueSubset', {
+        catId: fx.catId,
+        fieldIds: String(fx.f.name),
+        rowIds: String(id),
+      })
+    )
+    assert.deepEqual(kept.tableValues, [['r0']])
+  })
+
+  test('new rows get ord = id, also after another writer moved the table sequence', async ({
+    assert,
+  }) => {
+    // Its own table: the test counts every row.
+    const own = await fixture()
+    const { catId } = own
+    await newContacts(own, 3)
+    await newContacts(own, 2) // inserted with the ids this process expected
+    // Another instance inserted a row: the next ids are not the expected ones.
+    const [other] = await db.table(`tt_${catId}`).insert({ ord: 0, sstamp: 0 })
+    await db.from(`tt_${catId}`).where('id', other).update({ ord: other })
+    const ids = await newContacts(own, 2)
+    const [misplaced] = await db.from(`tt_${catId}`).whereRaw('ord <> id').count('* as total')
+    assert.strictEqual(Number(misplaced.total), 0)
+    const values = ok(await own.call('getTableValues', { catId, maxRows: 100 })).tableValues
+    assert.strictEqual(values.rowInfosLength, 8)
+    for (const id of ids) assert.strictEqual(values.rowInfos[id].order, id)
+  })
+
+  test('a write rolled back emits no event and writes nothing', async ({ assert }) => {
+    // Its own table: no other write may announce a change of it.
+    const own = await fixture()
+    const [id] = await newContacts(own, 1)
+    ok(await own.call('deleteTableRow', { rowId: String(id) }))
+    const { events, stop } = rowsChangedEvents()
+    try {
+      // The new row is valid; the deleted one is found missing inside the transaction.
+      const answer = await own.call('createOrUpdateTableRows', {
+        rows: JSON.stringify({ tmp1: { [own.f.name]: 'new' }, [id]: { [own.f.name]: 'gone' } }),
+      })
+      assert.equal(answer.errorCode, 'NOT_FOUND')
+      // An event of a later write arrives after any of the failed one would have.
+      ok(
+        await own.call('createOrUpdateTableRows', {
+          catId: own.companiesId,
+          rows: JSON.stringify({ tmp1: { [own.compName]: 'Later' } }),
+        })
+      )
+      await eventually(async () => events.some((event) => event.categoryId === own.companiesId))
+    } finally {
+      stop()
+    }
+    assert.isFalse(events.some((event) => event.categoryId === own.catId))
     assert.strictEqual(
-      ok(await call('computeTableOperation', { catId, operation: 'count' })).result,
+      ok(await own.call('computeTableOperation', { catId: own.catId, operation: 'count' })).result,
       0
     )
   })
+})
 
-  test('rights: readers read, cannot write; non-members see nothing; public tables need no sesskey', async ({
+test.group('tables: updateTableValue', (group) => {
+  let fx: Fixture
+  group.setup(async () => {
+    fx = await fixture()
+  })
+
+  test('concurrent writes to different rows all commit, each with its value', async ({
     assert,
   }) => {
-    const { book, call, base, catId, f } = await fixture()
-    const reader = caller(book.members[0].session)
-    const writer = caller(book.members[1].session)
-    ok(await reader('getTableValues', { catId }))
+    const ids = await newContacts(fx, 6)
+    const answers = await Promise.all(
+      ids.map((id, i) =>
+        fx.call('updateTableValue', { rowId: String(id), fieldId: fx.f.qty, value: String(i + 1) })
+      )
+    )
+    for (const answer of answers) ok(answer)
+    const rows = await rowsOf(fx.call, fx.catId)
+    ids.forEach((id, i) => assert.strictEqual(rows[id][fx.f.qty], i + 1))
+  })
+
+  test('formulas of the written rows follow', async ({ assert }) => {
+    const ids = await newContacts(fx, 3)
+    await Promise.all(
+      ids.map((id, i) =>
+        fx.call('updateTableValue', { rowId: String(id), fieldId: fx.f.qty, value: String(i + 1) })
+      )
+    )
+    const rows = await rowsOf(fx.call, fx.catId)
+    ids.forEach((id, i) => assert.strictEqual(rows[id][fx.f.total], 2 * (i + 1)))
+  })
+
+  test('a missing row and a bad value fail alone beside concurrent writes', async ({ assert }) => {
+    const ids = await newContacts(fx, 3)
+    const [a, b, missing, bad] = await Promise.all([
+      fx.call('updateTableValue', { rowId: String(ids[0]), fieldId: fx.f.qty, value: '1' }),
+      fx.call('updateTableValue', { rowId: String(ids[1]), fieldId: fx.f.qty, value: '2' }),
+      fx.call('updateTableValue', { rowId: String(ids[2] + 1000), fieldId: fx.f.qty, value: '1' }),
+      fx.call('updateTableValue', { rowId: String(ids[2]), fieldId: fx.f.qty, value: 'x' }),
+    ])
+    ok(a)
+    ok(b)
+    assert.equal(missing.errorCode, 'NOT_FOUND')
+    assert.equal(bad.errorCode, 'INVALID_PARAMETER')
+    const rows = await rowsOf(fx.call, fx.catId)
+    assert.deepEqual(
+      [rows[ids[0]][fx.f.qty], rows[ids[1]][fx.f.qty], rows[ids[2]][fx.f.qty]],
+      [1, 2, null]
+    )
+  })
+
+  test('a field added after the metadata was cached is written, and a formula over it follows', async ({
+    assert,
+  }) => {
+    // Its own table: the formula changes for every row.
+    const own = await fixture()
+    const [id] = await newContacts(own, 1)
+    ok(await own.call('updateTableValue', { rowId: String(id), fieldId: own.f.qty, value: '1' }))
+    const bonus = ok(
+      await own.call('createField', { catId: own.catId, name: 'Bonus', type: 'integer' })
+    ).fieldId
+    ok(
+      await own.call('updateField', {
+        fieldId: own.f.total,
+        options: JSON.stringify({ formula: '{Price} * {Qty} + {Bonus}' }),
+      })
+    )
+    ok(await own.call('updateTableValue', { rowId: String(id), fieldId: bonus, value: '5' }))
+    const rows = await rowsOf(own.call, own.catId)
+    assert.strictEqual(rows[id][bonus], 5)
+    assert.strictEqual(rows[id][own.f.total], 7)
+  })
+
+  test("another instance's structure change (meta_version moved) sends the write through the general path", async ({
+    assert,
+  }) => {
+    const [id] = await newContacts(fx, 1)
+    ok(await fx.call('updateTableValue', { rowId: String(id), fieldId: fx.f.qty, value: '1' }))
+    await db.from('table_categories').where('id', fx.catId).update({ meta_version: Date.now() })
+    ok(await fx.call('updateTableValue', { rowId: String(id), fieldId: fx.f.qty, value: '3' }))
+    const rows = await rowsOf(fx.call, fx.catId)
+    assert.strictEqual(rows[id][fx.f.total], 6)
+  })
+
+  test('fieldId as text and no b_o: the table is inferred from the field', async ({ assert }) => {
+    const [id] = await newContacts(fx, 1)
+    ok(
+      await fx.call('updateTableValue', {
+        rowId: String(id),
+        fieldId: String(fx.f.qty),
+        value: '6',
+      })
+    )
+    const rows = await rowsOf(fx.call, fx.catId)
+    assert.strictEqual(rows[id][fx.f.qty], 6)
+  })
+})
+
+/**
+ * A burst of one-cell writes through RowsService, all issued before any is
+ * answered: Companies has no formula (the UPDATE itself checks the metadata
+ * version), Contacts has one (its rows are read first); both tables, the same
+ * rows twice, and one missing row. (The order of concurrent calls is not
+ * defined: a row's two writes touch different cells.)
+ */
+async function burst() {
+  const fx = await fixture()
+  const { book, call, f, compName, compSize, acmeId, globexId } = fx
+  const more = ok(
+    await call('createOrUpdateTableRows', {
+      b_o: book.b_o,
+      rows: JSON.stringify({
+        tmp1: { [compName]: 'Initech', [compSize]: '3' },
+        tmp2: { [compName]: 'Hooli', [compSize]: '4' },
+      }),
+    })
+  )
+  const [initechId, hooliId] = more.newRows.map((row: any) => row.id)
+  const people = ok(
+    await call('createOrUpdateTableRows', {
+      b_o: book.b_o,
+      rows: JSON.stringify({
+        tmp1: { [f.name]: 'Ann', [f.price]: '2', [f.company]: String(acmeId) },
+        tmp2: { [f.name]: 'Bob', [f.price]: '3', [f.active]: 'true' },
+      }),
+    })
+  )
+  const [annId, bobId] = people.newRows.map((row: any) => row.id)
+  const rows = await app.container.make(RowsService)
+  const actor = ownerActor(book)
+  const write = (rowId: number, fieldId: number, value: string) =>
+    rows.updateValue(actor, { rowId: String(rowId), fieldId, value })
+  const { events, stop } = rowsChangedEvents()
+  let results: PromiseSettledResult<unknown>[]
+  try {
+    results = await Promise.allSettled([
+      write(acmeId, compSize, '10'),
+      write(globexId, compSize, '21'),
+      write(initechId, compName, 'Initech 2'),
+      write(globexId, compName, 'Globex 2'),
+      write(hooliId, compSize, '40'),
+      write(hooliId + 1000, compSize, '1'),
+      write(annId, f.qty, '5'),
+      write(bobId, f.qty, '7'),
+      write(annId, f.active, 'true'),
+      write(bobId, f.active, 'false'),
+      write(annId, f.price, '2.5'),
+    ])
+  } finally {
+    stop()
+  }
+  return { ...fx, results, events, initechId, hooliId, annId, bobId, missingIndex: 5 }
+}
+
+test.group('tables: group commit of cell writes', (group) => {
+  let shot: Awaited<ReturnType<typeof burst>>
+  group.setup(async () => {
+    shot = await burst()
+  })
+
+  test('every write of a burst keeps its own outcome: only the missing row is refused', async ({
+    assert,
+  }) => {
+    const { results, missingIndex } = shot
+    results.forEach((result, i) => {
+      if (i === missingIndex) {
+        assert.equal(result.status, 'rejected')
+        assert.equal((result as PromiseRejectedResult).reason.code, 'NOT_FOUND')
+      } else assert.equal(result.status, 'fulfilled', `write ${i}`)
+    })
+  })
+
+  test('writes arriving together commit together: one event per written cell, fewer stamps than events', async ({
+    assert,
+  }) => {
+    const { events } = shot
+    assert.lengthOf(events, 10)
+    assert.isBelow(new Set(events.map((event) => event.stamp)).size, events.length)
+  })
+
+  test('a table without formulas gets every write, a row written twice both', async ({
+    assert,
+  }) => {
+    const { call, companiesId, compName, compSize, acmeId, globexId, initechId, hooliId } = shot
+    const companies = await rowsOf(call, companiesId)
+    assert.strictEqual(companies[acmeId][compSize], 10)
+    assert.strictEqual(companies[globexId][compSize], 21)
+    assert.strictEqual(companies[globexId][compName], 'Globex 2')
+    assert.strictEqual(companies[initechId][compName], 'Initech 2')
+    assert.strictEqual(companies[hooliId][compSize], 40)
+  })
+
+  test('a table with formulas gets every write, and its formulas follow them', async ({
+    assert,
+  }) => {
+    const { call, catId, f, annId, bobId } = shot
+    const people = await rowsOf(call, catId)
+    assert.strictEqual(people[annId][f.qty], 5)
+    assert.strictEqual(people[annId][f.price], 2.5)
+    assert.strictEqual(people[annId][f.total], 12.5)
+    assert.strictEqual(people[annId][f.active], true)
+    assert.strictEqual(people[bobId][f.qty], 7)
+    assert.strictEqual(people[bobId][f.total], 21)
+    assert.strictEqual(people[bobId][f.active], false)
+  })
+
+  test('the lookup of a linking row follows a burst through tables.recompute', async ({
+    assert,
+  }) => {
+    const { call, catId, f, annId } = shot
+    let size: unknown
+    await eventually(async () => {
+      const rows = await rowsOf(call, catId)
+      size = rows[annId][f.companySize]
+      return String(size) === '10'
+    })
+    assert.equal(String(size), '10')
+  })
+
+  test('a structure changed by another instance: the version guard writes nothing, the general path reloads and writes', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    const { book, call, companiesId, acmeId } = fx
+    // A field that no link shows: no recompute job reloads the metadata behind the write's back.
+    const note = ok(
+      await call('createField', {
+        b_o: book.b_o,
+        catId: companiesId,
+        name: 'Note',
+        type: 'shorttext',
+      })
+    ).fieldId as number
+    ok(await call('updateTableValue', { rowId: String(acmeId), fieldId: note, value: 'a' }))
+    const bumped = Date.now()
+    const meta = await app.container.make(MetaService)
+    await db.from('table_categories').where('id', companiesId).update({ meta_version: bumped })
+    assert.notEqual(meta.cached(companiesId)?.category.metaVersion, bumped)
+    ok(await call('updateTableValue', { rowId: String(acmeId), fieldId: note, value: 'b' }))
+    assert.equal(meta.cached(companiesId)?.category.metaVersion, bumped)
+    const rows = await rowsOf(call, companiesId)
+    assert.strictEqual(rows[acmeId][note], 'b')
+  })
+})
+
+test.group('tables: rights', (group) => {
+  let fx: Fixture
+  group.setup(async () => {
+    fx = await fixture()
+  })
+
+  test('a reader reads, and cannot write (FORBIDDEN)', async ({ assert }) => {
+    const reader = caller(fx.book.members[0].session)
+    ok(await reader('getTableValues', { catId: fx.catId }))
     assert.equal(
-      await errorCode(reader('updateTableValue', { rowId: 'tmp1', fieldId: f.name, value: 'x' })),
+      await errorCode(
+        reader('updateTableValue', { rowId: 'tmp1', fieldId: fx.f.name, value: 'x' })
+      ),
       'FORBIDDEN'
     )
-    ok(await writer('updateTableValue', { rowId: 'tmp1', fieldId: f.name, value: 'x' }))
+  })
+
+  test('a writer writes cells, and cannot change the structure (FORBIDDEN)', async ({ assert }) => {
+    const writer = caller(fx.book.members[1].session)
+    ok(await writer('updateTableValue', { rowId: 'tmp1', fieldId: fx.f.name, value: 'x' }))
     assert.equal(
-      await errorCode(writer('createField', { catId, name: 'X', type: 'shorttext' })),
+      await errorCode(writer('createField', { catId: fx.catId, name: 'X', type: 'shorttext' })),
       'FORBIDDEN'
     )
-    const strangerBook = await makeBook()
-    const stranger = caller(strangerBook.session)
-    assert.equal(await errorCode(stranger('getTableValues', { catId })), 'NOT_FOUND')
+  })
+
+  test('a non-member finds nothing (NOT_FOUND)', async ({ assert }) => {
+    const stranger = await strangerCall()
+    assert.equal(await errorCode(stranger('getTableValues', { catId: fx.catId })), 'NOT_FOUND')
+  })
+
+  test('without a session, a table that is not public is refused', async ({ assert }) => {
     const anonymous = caller(null)
-    assert.equal(await statusOf(anonymous('getTableValues', { catId })), 'nok')
-    assert.equal(await statusOf(anonymous('getBookTables', base)), 'nok')
-    ok(await call('updateTable', { catId, public: 'true' }))
-    const open = ok(await anonymous('getTableValues', { catId }))
+    assert.equal(await statusOf(anonymous('getTableValues', { catId: fx.catId })), 'nok')
+    assert.equal(await statusOf(anonymous('getBookTables', fx.base)), 'nok')
+  })
+})
+
+test.group('tables: public tables', (group) => {
+  let fx: Fixture
+  group.setup(async () => {
+    fx = await fixture()
+    await newContacts(fx, 1)
+    ok(await fx.call('updateTable', { catId: fx.catId, public: 'yes' }))
+  })
+
+  test('are read without a session and by non-members', async ({ assert }) => {
+    const anonymous = caller(null)
+    const open = ok(await anonymous('getTableValues', { catId: fx.catId }))
     assert.strictEqual(open.tableValues.rowInfosLength, 1)
-    ok(await anonymous('getBookTables', base))
-    ok(await stranger('getTableValues', { catId }))
-    assert.equal(
-      await statusOf(anonymous('updateTableValue', { rowId: 'tmp1', fieldId: f.name, value: 'x' })),
-      'nok'
-    )
-    assert.equal(
-      await errorCode(stranger('updateTableValue', { rowId: 'tmp1', fieldId: f.name, value: 'x' })),
-      'NOT_FOUND'
-    )
+    ok(await anonymous('getBookTables', fx.base))
+    ok(await (await strangerCall())('getTableValues', { catId: fx.catId }))
+  })
+
+  test('are not written without a session, nor by non-members', async ({ assert }) => {
+    const write = { rowId: 'tmp1', fieldId: fx.f.name, value: 'x' }
+    assert.equal(await statusOf(caller(null)('updateTableValue', write)), 'nok')
+    const stranger = await strangerCall()
+    assert.equal(await errorCode(stranger('updateTableValue', write)), 'NOT_FOUND')
   })
 })

@@ -1,8 +1,7 @@
 import { test } from '@japa/runner'
-import emitter from '@adonisjs/core/services/emitter'
-import type { RowsChanged } from '#plugins/tables/events'
-import { rowsService } from '#plugins/tables/services/rows_service'
-import { caller, eventually, makeBook, ok } from '../helpers/tables.js'
+import app from '@adonisjs/core/services/app'
+import { RecomputeService } from '#plugins/tables/services/recompute_service'
+import { caller, eventually, makeBook, ok, rowsChangedEvents } from '../helpers/tables.js'
 
 /** Companies (Name, Size) and Contacts linking to them, with a lookup and a rollup through the link. */
 async function fixture() {
@@ -69,8 +68,14 @@ async function fixture() {
     )
     return answer.tableValues.rows[String(contactId)] as Record<string, any>
   }
+  /** The caption of the contact's link (the rows format carries it). */
+  const caption = async () => {
+    const answer = ok(await call('getTableValues', { catId: contacts.catId, format: 'rows' }))
+    return answer.tableValues.rows[0].fields.Company.text as string
+  }
   return {
     call,
+    caption,
     companies,
     contacts,
     acme,
@@ -81,86 +86,125 @@ async function fixture() {
   }
 }
 
+type Fixture = Awaited<ReturnType<typeof fixture>>
+
+/** Polls the contact's row until `probe` holds; answers that row. */
+async function contactOnceItShows(fx: Fixture, probe: (row: Record<string, any>) => boolean) {
+  let row: Record<string, any> = {}
+  await eventually(async () => {
+    row = await fx.read()
+    return probe(row)
+  })
+  return row
+}
+
 test.group('tables: recompute through the job queue', () => {
-  test('a change in a linked row reaches captions, lookups and rollups through tables.recompute', async ({
+  test('the fixture: the contact shows both companies in its lookup and rollup', async ({
     assert,
   }) => {
-    const { call, contacts, acme, contactId, read, f } = await fixture()
-    const before = await read()
-    assert.equal(before[f.sizes], '50, 7')
-    assert.strictEqual(before[f.total], 57)
+    const fx = await fixture()
+    const row = await fx.read()
+    assert.equal(row[fx.f.sizes], '50, 7')
+    assert.strictEqual(row[fx.f.total], 57)
+    assert.equal(await fx.caption(), 'Acme, Globex')
+  })
 
-    const events: RowsChanged[] = []
-    const listener = (event: RowsChanged) => {
-      events.push(event)
-    }
-    emitter.on('tables:rows_changed', listener)
+  test('a changed size in a linked row reaches the lookup and the rollup of the linking row', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    ok(
+      await fx.call('updateTableValue', {
+        rowId: String(fx.acme),
+        fieldId: fx.f.companySize,
+        value: '60',
+      })
+    )
+    const row = await contactOnceItShows(fx, (shown) => shown[fx.f.total] === 67)
+    assert.equal(row[fx.f.sizes], '60, 7')
+  })
+
+  test("a renamed linked row reaches the linking row's caption", async ({ assert }) => {
+    const fx = await fixture()
+    ok(
+      await fx.call('updateTableValue', {
+        rowId: String(fx.acme),
+        fieldId: fx.f.companyName,
+        value: 'Acme 2',
+      })
+    )
+    // Waits for this caption itself: the job of an earlier write may land first.
+    let caption = ''
+    await eventually(async () => {
+      caption = await fx.caption()
+      return caption === 'Acme 2, Globex'
+    })
+    assert.equal(caption, 'Acme 2, Globex')
+  })
+
+  test('the job announces the recomputed row after the write, as a change that triggers no webhook', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    const { events, stop } = rowsChangedEvents()
     try {
       ok(
-        await call('updateTableValue', { rowId: String(acme), fieldId: f.companySize, value: '60' })
-      )
-      ok(
-        await call('updateTableValue', {
-          rowId: String(acme),
-          fieldId: f.companyName,
-          value: 'Acme 2',
+        await fx.call('updateTableValue', {
+          rowId: String(fx.acme),
+          fieldId: fx.f.companySize,
+          value: '60',
         })
       )
-      await eventually(async () => {
-        const row = await read()
-        return row[f.sizes] === '60, 7' && row[f.total] === 67
-      })
-      // The caption of the link follows the renamed row (getTableValueSubset shows values only).
-      const page = ok(await call('getTableValues', { catId: contacts.catId, format: 'rows' }))
-      const cells = page.tableValues.rows[0].fields
-      assert.equal(cells.Company.text, 'Acme 2, Globex')
-      // The job announced the recomputed contact, as a change that triggers no webhook.
       await eventually(async () =>
         events.some(
-          (event) => event.categoryId === contacts.catId && event.modified.includes(contactId)
+          (event) => event.categoryId === fx.contacts.catId && event.modified.includes(fx.contactId)
         )
       )
-      const recomputed = events.find((event) => event.categoryId === contacts.catId)!
-      assert.isTrue(recomputed.bypassUrlTrigger)
-      assert.deepEqual(recomputed.fieldIds, [])
-      const write = events.find((event) => event.modified.includes(acme))!
-      assert.isAbove(recomputed.stamp, write.stamp)
     } finally {
-      emitter.off('tables:rows_changed', listener)
+      stop()
     }
+    const recomputed = events.find((event) => event.categoryId === fx.contacts.catId)!
+    assert.isTrue(recomputed.bypassUrlTrigger)
+    assert.deepEqual(recomputed.fieldIds, [])
+    const write = events.find((event) => event.modified.includes(fx.acme))!
+    assert.isAbove(recomputed.stamp, write.stamp)
   })
 
-  test('deleting a linked row cuts the link now and recomputes the linking rows in a job', async ({
+  test('deleting a linked row cuts the link at once and recomputes the linking row in a job', async ({
     assert,
   }) => {
-    const { call, acme, globex, read, f } = await fixture()
-    ok(await call('deleteTableRow', { rowId: String(globex) }))
-    await eventually(async () => {
-      const row = await read()
-      return row[f.total] === 50
-    })
-    const row = await read()
-    assert.deepEqual(row[f.company], [acme])
-    assert.equal(row[f.sizes], '50')
+    const fx = await fixture()
+    ok(await fx.call('deleteTableRow', { rowId: String(fx.globex) }))
+    const row = await contactOnceItShows(fx, (shown) => shown[fx.f.total] === 50)
+    assert.deepEqual(row[fx.f.company], [fx.acme])
+    assert.equal(row[fx.f.sizes], '50')
   })
 
-  test('the job is idempotent and ignores a deleted table', async ({ assert }) => {
-    const { call, companies, contacts, acme, read, f } = await fixture()
-    const again = await rowsService.runRecomputeJob({
+  test('the job is idempotent: run again on current data, it writes nothing', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    const recompute = await app.container.make(RecomputeService)
+    const again = await recompute.runJob({
       kind: 'dependents',
-      categoryId: companies.catId,
-      rowIds: [acme],
+      categoryId: fx.companies.catId,
+      rowIds: [fx.acme],
       columns: [],
       actorId: 0,
     })
-    // Every column counts as changed (columns: []), but the data is current: nothing is written.
+    // Every column counts as changed (columns: []), but the data is current.
     assert.equal(again?.changed, 0)
-    const row = await read()
-    assert.equal(row[f.sizes], '50, 7')
-    ok(await call('deleteTable', { catId: contacts.catId }))
-    const gone = await rowsService.runRecomputeJob({
+    const row = await fx.read()
+    assert.equal(row[fx.f.sizes], '50, 7')
+  })
+
+  test('the job of a deleted table does nothing', async ({ assert }) => {
+    const fx = await fixture()
+    ok(await fx.call('deleteTable', { catId: fx.contacts.catId }))
+    const recompute = await app.container.make(RecomputeService)
+    const gone = await recompute.runJob({
       kind: 'rows',
-      categoryId: contacts.catId,
+      categoryId: fx.contacts.catId,
       rowIds: [1],
       columns: [],
       actorId: 0,

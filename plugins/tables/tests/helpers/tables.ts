@@ -1,4 +1,8 @@
 import db from '@adonisjs/lucid/services/db'
+import emitter from '@adonisjs/core/services/emitter'
+import type { Actor } from '#core/rpc/base_operation'
+import { NO_RESTRICTIONS } from '#models/api_session'
+import type { RowsChanged } from '../../events.js'
 import { DateTime } from 'luxon'
 import { rpc, type Form } from '#tests/helpers/rpc'
 import { login, makeUser, type Session } from '#tests/helpers/users'
@@ -80,4 +84,38 @@ export async function eventually(probe: () => Promise<boolean>, ms = 10_000) {
     if (Date.now() > until) throw new Error(`condition not met within ${ms} ms`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
+}
+
+/** A service-level actor for the book's owner (the kernel builds the same from a session). */
+export function ownerActor(book: Awaited<ReturnType<typeof makeBook>>) {
+  return {
+    user: book.owner,
+    principal: book.owner,
+    session: null,
+    restrictions: NO_RESTRICTIONS,
+    onBehalf: false,
+  } as unknown as Actor
+}
+
+/** The rows of a table keyed by id, each {fieldId: value} (the diff_ready_rows format). */
+export async function rowsOf(call: Call, catId: number, extra: Record<string, unknown> = {}) {
+  const answer = ok(await call('getTableValues', { catId, format: 'diff_ready_rows', ...extra }))
+  return answer.tableValues.rows as Record<string, Record<string, any>>
+}
+
+/** The values of one field down a columns-format answer, in row order. */
+export function columnOf(answer: Record<string, any>, fieldId: number) {
+  return answer.tableValues.fields
+    .find((field: any) => field.id === fieldId)
+    .values.map((cell: any) => cell.value)
+}
+
+/** Collects tables:rows_changed events until `stop()`. */
+export function rowsChangedEvents() {
+  const events: RowsChanged[] = []
+  const listener = (event: RowsChanged) => {
+    events.push(event)
+  }
+  emitter.on('tables:rows_changed', listener)
+  return { events, stop: () => emitter.off('tables:rows_changed', listener) }
 }

@@ -1,0 +1,612 @@
+import { randomUUID } from 'node:crypto'
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import emitter from '@adonisjs/core/services/emitter'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { Actor } from '#core/rpc/base_operation'
+import { rpcError } from '#core/rpc/errors'
+import { GroupCommit, type Settled } from '#core/services/group_commit'
+import { StampService } from '#core/services/stamp_service'
+import { UserService } from '#core/services/user_service'
+import { isUniqueViolation } from '#core/services/db_errors'
+import { quoteId, readQuery, trxQuery } from '#core/native_sql'
+import {
+  TABLES,
+  nowSeconds,
+  type EventInput,
+  type MediaEntry,
+  type MessageRow,
+} from '../models/records.js'
+import { RIGHT_READWRITEDELETE } from '../rights.js'
+import { serializeMessage } from '../serializers/message_serializer.js'
+import { BookAccessService, type BookRef } from './book_access_service.js'
+import { BookCountersService } from './book_counters_service.js'
+import { EventService, type MessageEventView } from './event_service.js'
+import '../events.js'
+
+/** What sendMsg (HTTP) and the socket's send message (type 1) carry. */
+export interface SendInput {
+  msg?: string
+  /** msg_id / socket smid: edit this message (0 or absent: a new message). */
+  smid?: number
+  b_o?: string
+  b_c?: string
+  /** E-mail text body (msgBody). */
+  body?: string
+  /** E-mail HTML body (msgBodyHTML). */
+  bodyHtml?: string
+  nbMedias?: number
+  nbDocs?: number
+  nbEmailCids?: number
+  /** The `event` parameter as received (JSON string or object); see EventService.parse. */
+  event?: unknown
+  /** Client-chosen uuid of a new message (idempotency key: a resend returns the same message). */
+  uuid?: string
+  msgType?: string
+  msgMethod?: string
+  msgColor?: string
+  pid?: number
+  /** Socket send message with del true: delete the message named by smid or uuid. */
+  del?: boolean
+}
+
+export interface SendResult {
+  book: BookRef
+  smid: number
+  uuid: string
+  /** Unix seconds of the message's creation. */
+  created: number
+  /** The stamp to hand to the client (the watermark once the write committed). */
+  sstamp: number
+  /** False when an edit, a delete, or a resend of a known uuid. */
+  isNew: boolean
+  del: boolean
+  message: ReturnType<typeof serializeMessage>
+}
+
+const UUID = /^[\w.:@+-]{1,64}$/
+export const MAX_MSG_LENGTH = 65_535
+export const MAX_BODY_LENGTH = 4_000_000
+
+export const messageNotFound = () => rpcError('NOT_FOUND', 'Message not found')
+
+/** New messages per group-commit transaction (see MessageWriter.creates). */
+const CREATE_BATCH = 64
+
+/** A new message's columns, but its stamps and times (set in the transaction). */
+type MessageFields = Omit<MessageRow, 'smid' | 'created' | 'last_modified' | 'cstamp' | 'sstamp'>
+
+/** A new message (without an event) waiting for its group-committed transaction. */
+interface PendingCreate {
+  actor: Actor
+  book: BookRef
+  fields: MessageFields
+}
+
+interface CreatedMessage {
+  row: MessageRow
+  sstamp: number
+}
+
+/** Inserts a new message with a driver-level statement; answers its full row. */
+async function insertMessage(
+  trx: TransactionClientContract,
+  stamp: number,
+  fields: MessageFields
+): Promise<MessageRow> {
+  const now = nowSeconds()
+  const row = { ...fields, created: now, last_modified: now, cstamp: stamp, sstamp: stamp }
+  const columns = Object.keys(row)
+  const result = await trxQuery(
+    trx,
+    `INSERT INTO ${TABLES.messages} (${columns.map(quoteId).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    Object.values(row)
+  )
+  const smid = Number(result.insertId ?? result.lastInsertRowid)
+  return { ...row, smid } as MessageRow
+}
+
+/**
+ * Message writes: sendMsg and the socket's send message (new, edit, delete),
+ * deleteMsg, and the media plugin's attachments. New messages without an event
+ * are group-committed. Events are emitted after the write commits, never on
+ * rollback. MessageTransfer (copyOrMoveMessage) builds on the helpers marked
+ * as shared.
+ */
+@inject()
+export class MessageWriter {
+  constructor(
+    private stamps: StampService,
+    private access: BookAccessService,
+    private counters: BookCountersService,
+    private events: EventService,
+    private users: UserService
+  ) {}
+
+  /**
+   * New messages (without an event) waiting for the running transaction.
+   * Sends that arrive while a transaction is in flight are inserted together
+   * in the next one (group commit): one stamp and one commit — one log flush
+   * on MariaDB — for the batch, while each send keeps its own checks, answer
+   * and events. A send alone waits for nothing. A batch that fails is retried
+   * send by send, so one bad send fails alone.
+   */
+  private creates = new GroupCommit<PendingCreate, CreatedMessage | null>({
+    batchSize: CREATE_BATCH,
+    commit: (batch) => this.insertBatch(batch),
+  })
+
+  /**
+   * sendMsg / socket send message: creates a message, edits one (smid), or
+   * deletes one (del). The book defaults to the session's book, then b_o to
+   * the sender and b_c to the first word of msg.
+   */
+  async send(actor: Actor, input: SendInput): Promise<SendResult> {
+    this.checkLengths(input)
+    if (input.del) return this.deleteAsSend(actor, input)
+    if (input.smid && input.smid > 0) return this.edit(actor, input)
+    return this.create(actor, input)
+  }
+
+  private checkLengths(input: SendInput) {
+    if ((input.msg?.length ?? 0) > MAX_MSG_LENGTH) {
+      throw rpcError(
+        'INVALID_PARAMETER',
+        `Invalid parameter msg: at most ${MAX_MSG_LENGTH} characters`,
+        { field: 'msg' }
+      )
+    }
+    if ((input.body?.length ?? 0) + (input.bodyHtml?.length ?? 0) > MAX_BODY_LENGTH) {
+      throw rpcError('INVALID_PARAMETER', 'Invalid parameter body: too long', { field: 'body' })
+    }
+    for (const field of ['msgType', 'msgMethod', 'msgColor'] as const) {
+      if ((input[field]?.length ?? 0) > (field === 'msgType' ? 16 : 32)) {
+        throw rpcError('INVALID_PARAMETER', `Invalid parameter ${field}: too long`, { field })
+      }
+    }
+  }
+
+  /** The book a new message goes to (see send). */
+  async targetBook(
+    actor: Actor,
+    input: { b_o?: string; b_c?: string; msg?: string }
+  ): Promise<BookRef> {
+    const restrictions = actor.restrictions
+    const code = input.b_c?.trim() || restrictions.carnet_code || firstWord(input.msg)
+    if (!code)
+      throw rpcError(
+        'MISSING_PARAMETER',
+        'Missing parameter: b_c (or a first word of msg naming the book)'
+      )
+    const owner = input.b_o?.trim() || restrictions.carnet_owner || ''
+    if (owner) return this.access.resolveFor(actor, owner, code, 'write')
+
+    const own = await this.access.resolve(actor.user.code, code)
+    if (own) {
+      await this.access.assert(actor, own, 'write')
+      return own
+    }
+    // No b_o and no own book of that code: a book of that code shared with the sender, if only one.
+    const shared = await db
+      .from(`${TABLES.members} as bm`)
+      .join(`${TABLES.books} as b`, 'b.id', 'bm.book_id')
+      .where('bm.user_id', actor.user.id)
+      .where('bm.invite', 'accepted')
+      .where('bm.del', false)
+      .where('b.del', false)
+      .where('b.code', code)
+      .limit(2)
+      .select('b.owner_id')
+    if (shared.length !== 1) throw rpcError('NOT_FOUND', 'Book not found')
+    const ownerId = Number(shared[0].owner_id)
+    const owners = await this.users.codesOf([ownerId])
+    const ownerCode = owners.get(ownerId)
+    if (!ownerCode) throw rpcError('NOT_FOUND', 'Book not found')
+    return this.access.resolveFor(actor, ownerCode, code, 'write')
+  }
+
+  private async create(actor: Actor, input: SendInput): Promise<SendResult> {
+    const book = await this.targetBook(actor, input)
+    const uuid = input.uuid?.trim() || randomUUID()
+    if (!UUID.test(uuid)) {
+      throw rpcError(
+        'INVALID_PARAMETER',
+        'Invalid parameter uuid: 1 to 64 letters, digits or . : @ + - _',
+        { field: 'uuid' }
+      )
+    }
+    const msg = input.msg ?? ''
+    const hasContent =
+      msg.trim() !== '' ||
+      Boolean(input.body) ||
+      Boolean(input.bodyHtml) ||
+      (input.nbMedias ?? 0) > 0 ||
+      (input.nbDocs ?? 0) > 0
+    if (!hasContent) throw rpcError('MISSING_PARAMETER', 'Missing parameter: msg')
+    const event = await this.events.parse(input.event, book)
+
+    // A uuid chosen by the client may be a resend; one made here is new.
+    if (input.uuid?.trim()) {
+      const known = await this.byUuid(book.id, uuid)
+      if (known) return this.resend(actor, book, known)
+    }
+
+    const creator = actor.user
+    const fields: MessageFields = {
+      book_id: book.id,
+      uuid,
+      creator_id: creator.id,
+      pid: input.pid ?? 0,
+      msg,
+      msg_body: input.body ?? null,
+      msg_body_html: input.bodyHtml ?? null,
+      msg_type: input.msgType || 'm',
+      msg_method: input.msgMethod ?? '',
+      msg_color: input.msgColor ?? '',
+      nb_comments: 0,
+      last_comment_id: 0,
+      nb_medias: input.nbMedias ?? 0,
+      nb_email_cids: input.nbEmailCids ?? 0,
+      nb_docs: input.nbDocs ?? 0,
+      medias: null,
+      has_event: Boolean(event),
+      del: false,
+    }
+    try {
+      if (event) {
+        const row = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+          const inserted = await insertMessage(trx, stamp, fields)
+          await this.events.save(trx, stamp, inserted, event)
+          afterCommit(() => this.afterCreate(actor, book, inserted, event))
+          return inserted
+        })
+        return this.result(book, row, creator.code, event, true)
+      }
+      const created = await this.creates.submit({ actor, book, fields })
+      if (created) return this.result(book, created.row, creator.code, null, true, created.sstamp)
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error
+    }
+    // The same uuid sent twice at once: the second insert loses, and answers the first.
+    const winner = await this.byUuid(book.id, uuid)
+    if (winner) return this.resend(actor, book, winner)
+    throw rpcError('CONFLICT', 'Another message of this book already has this uuid', {
+      field: 'uuid',
+    })
+  }
+
+  /**
+   * Commits one batch of new messages in one transaction: each job's row and
+   * the watermark after the commit (one read for the batch), or null when a
+   * message of that book already has the job's uuid (only that statement
+   * failed: both databases roll back the statement, not the transaction).
+   * Any other failure throws, and GroupCommit retries each job alone.
+   */
+  private async insertBatch(batch: PendingCreate[]): Promise<Settled<CreatedMessage | null>[]> {
+    const inserted = new Map<PendingCreate, MessageRow | null>()
+    await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      inserted.clear() // a retried transaction starts over
+      for (const job of batch) {
+        try {
+          const row = await insertMessage(trx, stamp, job.fields)
+          inserted.set(job, row)
+          afterCommit(() => this.afterCreate(job.actor, job.book, row, null))
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error
+          inserted.set(job, null)
+        }
+      }
+    })
+    let sstamp: number
+    try {
+      sstamp = await this.stamps.watermark()
+    } catch (error) {
+      // The batch has committed: each send fails, none is written again.
+      return batch.map(() => ({ ok: false as const, error }))
+    }
+    return batch.map((job) => {
+      const row = inserted.get(job)!
+      return { ok: true as const, value: row ? { row, sstamp } : null }
+    })
+  }
+
+  /** Shared: counters and the message_created event of a new (or copied) message. */
+  async afterCreate(
+    actor: Actor,
+    book: BookRef,
+    row: MessageRow,
+    event: EventInput | null,
+    copiedFrom?: { bookId: number; smid: number }
+  ) {
+    this.counters.schedule(book.id)
+    const message = serializeMessage(row, {
+      u_c: await this.codeOf(row.creator_id, actor),
+      event: event || row.has_event ? await this.eventOf(Number(row.smid)) : null,
+    })
+    await emitter.emit('books:message_created', {
+      book,
+      message: message as any,
+      creatorId: Number(row.creator_id),
+      actorId: actor.principal.id,
+      copiedFrom,
+    })
+  }
+
+  /** Shared: a deleted message as clients receive it: identity, stamps and del true, no content. */
+  async deletedWire(row: MessageRow, stamp: number, actor: Actor) {
+    const deleted = { ...row, del: true, sstamp: stamp, last_modified: nowSeconds() }
+    return serializeMessage(deleted, {
+      u_c: await this.codeOf(Number(row.creator_id), actor),
+    }) as any
+  }
+
+  private async codeOf(userId: number, actor: Actor) {
+    const id = Number(userId)
+    if (id === actor.user.id) return actor.user.code
+    const codes = await this.users.codesOf([id])
+    return codes.get(id) ?? ''
+  }
+
+  /** Shared: the live event of a message, with its participants. */
+  async eventOf(smid: number) {
+    const events = await this.events.forMessages([smid])
+    return events.get(smid) ?? null
+  }
+
+  private async byUuid(bookId: number, uuid: string) {
+    const [row] = await readQuery(
+      `SELECT * FROM ${TABLES.messages} WHERE book_id = ? AND uuid = ? LIMIT 1`,
+      [bookId, uuid]
+    )
+    return (row ?? null) as MessageRow | null
+  }
+
+  /** A resend of a uuid already stored answers that message (a client retrying after a lost ack). */
+  private async resend(actor: Actor, book: BookRef, row: MessageRow): Promise<SendResult> {
+    if (Number(row.creator_id) !== actor.user.id) {
+      throw rpcError('CONFLICT', 'Another message of this book already has this uuid', {
+        field: 'uuid',
+      })
+    }
+    if (row.del)
+      throw rpcError('CONFLICT', 'The message with this uuid was deleted', { field: 'uuid' })
+    return this.result(
+      book,
+      row,
+      actor.user.code,
+      row.has_event ? await this.eventOf(Number(row.smid)) : null,
+      false
+    )
+  }
+
+  private async result(
+    book: BookRef,
+    row: MessageRow,
+    u_c: string,
+    event: EventInput | MessageEventView | null,
+    isNew: boolean,
+    /** The watermark once the write committed, when the caller already has it. */
+    sstamp?: number
+  ): Promise<SendResult> {
+    const eventView =
+      event && 'row' in event ? event : event ? await this.eventOf(Number(row.smid)) : null
+    return {
+      book,
+      smid: Number(row.smid),
+      uuid: row.uuid,
+      created: Number(row.created),
+      sstamp: sstamp ?? (await this.stamps.watermark()),
+      isNew,
+      del: Boolean(row.del),
+      message: serializeMessage(row, { u_c, event: eventView }),
+    }
+  }
+
+  /**
+   * Shared: the message and its book, checked against b_o/b_c when given;
+   * NOT_FOUND when not visible.
+   */
+  async locate(actor: Actor, input: { smid?: number; uuid?: string; b_o?: string; b_c?: string }) {
+    let row: MessageRow | null = null
+    if (input.smid && input.smid > 0) {
+      row = (await db.from(TABLES.messages).where('smid', input.smid).first()) ?? null
+    } else if (input.uuid) {
+      const book = await this.targetBook(actor, input).catch(() => null)
+      if (book) row = await this.byUuid(book.id, input.uuid)
+    } else {
+      throw rpcError('MISSING_PARAMETER', 'Missing parameter: msg_id')
+    }
+    if (!row) throw messageNotFound()
+    const book = await this.access.findById(Number(row.book_id))
+    if (!book) throw messageNotFound()
+    if (
+      (input.b_c && input.b_c.trim() !== book.b_c) ||
+      (input.b_o && input.b_o.trim() !== book.b_o)
+    ) {
+      throw messageNotFound()
+    }
+    // A non-member learns nothing: the same answer as a message that does not exist.
+    const right = await this.access.rightOf(actor.user.id, book.id)
+    if (right === null) {
+      this.access.assertRestrictions(actor, book, 'read')
+      throw messageNotFound()
+    }
+    return { row, book }
+  }
+
+  /** Shared: edit and delete need the creator with RIGHT_READWRITE, or anyone with RIGHT_READWRITEDELETE. */
+  async assertCanChange(actor: Actor, book: BookRef, row: MessageRow) {
+    const right = await this.access.assert(actor, book, 'write')
+    if (Number(row.creator_id) !== actor.user.id && right < RIGHT_READWRITEDELETE) {
+      throw rpcError('FORBIDDEN', "Changing another member's message needs RIGHT_READWRITEDELETE")
+    }
+  }
+
+  private async edit(actor: Actor, input: SendInput): Promise<SendResult> {
+    const { row, book } = await this.locate(actor, input)
+    await this.assertCanChange(actor, book, row)
+    if (row.del) throw messageNotFound()
+    const event = await this.events.parse(input.event, book)
+    const updated = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      const update: Record<string, unknown> = { last_modified: nowSeconds(), sstamp: stamp }
+      if (input.msg !== undefined) update.msg = input.msg
+      if (input.body !== undefined) update.msg_body = input.body
+      if (input.bodyHtml !== undefined) update.msg_body_html = input.bodyHtml
+      if (input.msgColor !== undefined) update.msg_color = input.msgColor
+      if (input.nbMedias !== undefined) update.nb_medias = input.nbMedias
+      if (input.nbDocs !== undefined) update.nb_docs = input.nbDocs
+      if (event !== undefined) update.has_event = event !== null
+      const changed = await trx
+        .from(TABLES.messages)
+        .where('smid', row.smid)
+        .where('del', false)
+        .update(update)
+      if (!Number(changed)) throw messageNotFound()
+      if (event !== undefined) await this.events.save(trx, stamp, row, event)
+      const fresh = (await trx.from(TABLES.messages).where('smid', row.smid).first()) as MessageRow
+      afterCommit(async () => {
+        const message = serializeMessage(fresh, {
+          u_c: await this.codeOf(Number(fresh.creator_id), actor),
+          event: fresh.has_event ? await this.eventOf(Number(fresh.smid)) : null,
+        })
+        await emitter.emit('books:message_updated', {
+          book,
+          message: message as any,
+          creatorId: Number(fresh.creator_id),
+          actorId: actor.principal.id,
+        })
+      })
+      return fresh
+    })
+    return this.result(
+      book,
+      updated,
+      await this.codeOf(Number(updated.creator_id), actor),
+      updated.has_event ? await this.eventOf(Number(updated.smid)) : null,
+      false
+    )
+  }
+
+  private async deleteAsSend(actor: Actor, input: SendInput): Promise<SendResult> {
+    const { row, book } = await this.locate(actor, input)
+    await this.remove(actor, row, book)
+    const fresh = (await db.from(TABLES.messages).where('smid', row.smid).first()) as MessageRow
+    return this.result(book, fresh, await this.codeOf(Number(fresh.creator_id), actor), null, false)
+  }
+
+  /** deleteMsg: marks the message (and its event) deleted; deleting twice is not an error. */
+  async delete(actor: Actor, input: { smid: number; b_o?: string; b_c?: string }) {
+    const { row, book } = await this.locate(actor, input)
+    await this.remove(actor, row, book)
+    return { book, smid: Number(row.smid), sstamp: await this.stamps.watermark() }
+  }
+
+  private async remove(actor: Actor, row: MessageRow, book: BookRef) {
+    await this.assertCanChange(actor, book, row)
+    if (row.del) return
+    await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      const removed = await this.markDeleted(trx, stamp, book.id, row)
+      if (!removed) return
+      afterCommit(async () =>
+        emitter.emit('books:message_deleted', {
+          book,
+          smid: Number(row.smid),
+          uuid: row.uuid,
+          sstamp: stamp,
+          creatorId: Number(row.creator_id),
+          actorId: actor.principal.id,
+          message: await this.deletedWire(row, stamp, actor),
+        })
+      )
+    })
+  }
+
+  /**
+   * Shared: deletes inside a write. The book row is locked first, as the
+   * counters' refresh() does, so the message is taken out of whichever
+   * counter part holds it.
+   */
+  async markDeleted(
+    trx: TransactionClientContract,
+    stamp: number,
+    bookId: number,
+    row: MessageRow
+  ) {
+    const book = await trx
+      .from(TABLES.books)
+      .where('id', bookId)
+      .forUpdate()
+      .select('counted_until')
+      .first()
+    const changed = await trx
+      .from(TABLES.messages)
+      .where('smid', row.smid)
+      .where('del', false)
+      .update({ del: true, sstamp: stamp, last_modified: nowSeconds() })
+    if (!Number(changed)) return false
+    if (row.has_event) await this.events.deleteFor(trx, stamp, Number(row.smid))
+    if (book && Number(row.cstamp) <= Number(book.counted_until)) {
+      await trx
+        .from(TABLES.books)
+        .where('id', bookId)
+        .where('nb_msgs', '>', 0)
+        .update({ nb_msgs: trx.knexRawQuery('nb_msgs - 1') })
+      await trx
+        .from(TABLES.members)
+        .where('book_id', bookId)
+        .where('invite', 'accepted')
+        .where('del', false)
+        .where('last_msg_read', '<', row.smid)
+        .whereNot('user_id', row.creator_id)
+        .where('nb_not_read', '>', 0)
+        .update({ nb_not_read: trx.knexRawQuery('nb_not_read - 1') })
+    }
+    return true
+  }
+
+  /**
+   * The media plugin records a message's files (medias and their counts); the
+   * change reaches clients as an edit.
+   */
+  async setAttachments(
+    smid: number,
+    input: {
+      medias: Partial<MediaEntry>[]
+      nbMedias?: number
+      nbDocs?: number
+      nbEmailCids?: number
+    }
+  ) {
+    const row = (await db.from(TABLES.messages).where('smid', smid).first()) as MessageRow | null
+    if (!row) throw messageNotFound()
+    const book = await this.access.findById(Number(row.book_id))
+    if (!book) throw messageNotFound()
+    return this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      const update: Record<string, unknown> = {
+        medias: JSON.stringify(input.medias),
+        sstamp: stamp,
+      }
+      if (input.nbMedias !== undefined) update.nb_medias = input.nbMedias
+      if (input.nbDocs !== undefined) update.nb_docs = input.nbDocs
+      if (input.nbEmailCids !== undefined) update.nb_email_cids = input.nbEmailCids
+      await trx.from(TABLES.messages).where('smid', smid).update(update)
+      const fresh = (await trx.from(TABLES.messages).where('smid', smid).first()) as MessageRow
+      afterCommit(async () => {
+        const creatorId = Number(fresh.creator_id)
+        const codes = await this.users.codesOf([creatorId])
+        await emitter.emit('books:message_updated', {
+          book,
+          message: serializeMessage(fresh, { u_c: codes.get(creatorId) ?? '' }) as any,
+          creatorId,
+          actorId: creatorId,
+        })
+      })
+      return { book, smid, sstamp: stamp }
+    })
+  }
+}
+
+/** The first word of a message: the book code when sendMsg has no b_c. */
+export function firstWord(msg?: string) {
+  return msg?.trim().split(/\s+/)[0] ?? ''
+}

@@ -1,0 +1,42 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import { bindSingletons } from '#core/container/bind_singletons'
+import { CellWriter } from './services/cell_writer.js'
+import { CommentsService } from './services/comments_service.js'
+import { ComputedFields } from './services/computed_fields.js'
+import { MetaService } from './services/meta_service.js'
+import { RecomputeService } from './services/recompute_service.js'
+import { RowDeletes } from './services/row_deletes.js'
+import { RowWriter } from './services/row_writer.js'
+import { RowsService } from './services/rows_service.js'
+import { SchemaService } from './services/schema_service.js'
+import { StructureService } from './services/structure_service.js'
+import { TableAccess } from './services/table_access.js'
+import { ValuesService } from './services/values_service.js'
+
+/**
+ * The tables plugin's services, bound by class as container singletons
+ * (each built once, from its @inject() constructor): operations, the socket
+ * handler and the recompute job receive them by type. They hold state that
+ * must be one per process: the metadata cache, the access cache, the
+ * group-commit queue of cell writes, the next expected row ids.
+ */
+export default class TablesProvider {
+  constructor(protected app: ApplicationService) {}
+
+  register() {
+    bindSingletons(this.app.container, [
+      MetaService,
+      SchemaService,
+      TableAccess,
+      CommentsService,
+      ComputedFields,
+      RecomputeService,
+      CellWriter,
+      RowWriter,
+      RowDeletes,
+      RowsService,
+      ValuesService,
+      StructureService,
+    ])
+  }
+}

@@ -1,0 +1,196 @@
+import { inject } from '@adonisjs/core'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import {
+  COMPUTED_TYPES,
+  displayText,
+  kindOf,
+  linkTextColumn,
+  rowTableName,
+  serializeCell,
+  sqlColumnOf,
+  type FieldDef,
+} from '../lib/field_types.js'
+import { evaluate, parseFormula, type FormulaNode } from '../lib/formula.js'
+import { chunks, parseIds, type Row } from '../lib/row_sql.js'
+import { MetaService, type CategoryMeta } from './meta_service.js'
+
+/** The field that names a row when another table links to it: the first stored, plain field. */
+export function primaryField(category: CategoryMeta): FieldDef | undefined {
+  return (
+    category.fields.find(
+      (field) =>
+        ['text', 'number', 'date', 'enum', 'user'].includes(kindOf(field)) &&
+        !COMPUTED_TYPES.has(field.type)
+    ) ?? category.fields.find((field) => sqlColumnOf(field) !== null)
+  )
+}
+
+/** A rollup over the linked rows' values of `field` (count needs no field). */
+export function rollup(fn: string, rows: Row[], field: FieldDef | undefined): number | null {
+  if (fn === 'count') return rows.length
+  if (!field) return null
+  const numbers = rows
+    .map((row) => serializeCell(field, row).value)
+    .filter((value) => value !== null && value !== '' && Number.isFinite(Number(value)))
+    .map(Number)
+  if (numbers.length === 0) return fn === 'sum' ? 0 : null
+  switch (fn) {
+    case 'sum':
+      return numbers.reduce((total, value) => total + value, 0)
+    case 'min':
+      return Math.min(...numbers)
+    case 'max':
+      return Math.max(...numbers)
+    default:
+      return numbers.reduce((total, value) => total + value, 0) / numbers.length
+  }
+}
+
+/**
+ * Computed columns of rows held in memory: link captions, lookups, rollups
+ * (one query per link field for all rows) and formulas. Every write computes
+ * its rows before storing them; the recompute service computes the rows of
+ * other tables that show data of written ones.
+ */
+@inject()
+export class ComputedFields {
+  /** Parsed formulas by source text (null: the formula does not parse, its value is empty). */
+  private formulas = new Map<string, FormulaNode | null>()
+
+  constructor(private meta: MetaService) {}
+
+  /** Fills the computed columns of `states`; link-derived ones only when `linksChanged`. */
+  async computeRows(
+    trx: TransactionClientContract,
+    category: CategoryMeta,
+    states: Row[],
+    linksChanged = true
+  ) {
+    const links = linksChanged
+      ? category.fields.filter((field) => field.type === 'link' && field.column)
+      : []
+    const targets = new Map<number, { meta: CategoryMeta; rows: Map<number, Row> }>()
+    for (const link of links) {
+      const targetId = link.options.linkCatId
+      if (!targetId) continue
+      const found = targetId === category.id ? null : await this.meta.category(targetId, trx)
+      const meta = targetId === category.id ? category : found?.category
+      if (!meta) continue
+      const ids = new Set<number>()
+      for (const state of states) for (const id of parseIds(state[link.column!])) ids.add(id)
+      const entry = targets.get(link.id) ?? { meta, rows: new Map<number, Row>() }
+      for (const part of chunks([...ids], 1000)) {
+        const rows = await trx.from(rowTableName(meta.id)).whereIn('id', part)
+        for (const row of rows) entry.rows.set(Number(row.id), row)
+      }
+      targets.set(link.id, entry)
+    }
+    for (const state of states) {
+      for (const link of links) {
+        const target = targets.get(link.id)
+        const ids = parseIds(state[link.column!])
+        const primary = target ? primaryField(target.meta) : undefined
+        state[linkTextColumn(link.column!)] = ids.length
+          ? ids
+              .map((id) => {
+                const row = target?.rows.get(id)
+                return row && primary ? displayText(primary, row) : String(id)
+              })
+              .join(', ')
+          : null
+      }
+      for (const field of linksChanged ? category.fields : []) {
+        if ((field.type !== 'lookup' && field.type !== 'rollup') || !field.column) continue
+        const link = links.find((candidate) => candidate.id === field.options.linkFieldId)
+        const target = link ? targets.get(link.id) : undefined
+        const targetField = target?.meta.fields.find(
+          (candidate) => candidate.id === field.options.targetFieldId
+        )
+        const rows =
+          link && target
+            ? parseIds(state[link.column!])
+                .map((id) => target.rows.get(id))
+                .filter((row): row is Row => Boolean(row))
+            : []
+        if (field.type === 'lookup') {
+          const texts = targetField
+            ? rows.map((row) => displayText(targetField, row)).filter((text) => text !== '')
+            : []
+          state[field.column] = texts.length ? texts.join(', ') : null
+        } else {
+          state[field.column] = rollup(field.options.rollup ?? 'count', rows, targetField)
+        }
+      }
+      this.computeFormulas(category, state)
+    }
+  }
+
+  /** Formula columns of one row, from its other values ({Name}, {f<id>} or {code} references). */
+  computeFormulas(category: CategoryMeta, state: Row) {
+    for (const field of category.fields) {
+      if (field.type !== 'formula' || !field.column) continue
+      const tree = this.compiled(field.options.formula ?? '')
+      if (!tree) {
+        state[field.column] = null
+        continue
+      }
+      const value = evaluate(tree, (name) => {
+        const lower = name.toLowerCase()
+        const ref = category.fields.find(
+          (candidate) =>
+            candidate.name.toLowerCase() === lower ||
+            `f${candidate.id}` === lower ||
+            candidate.code === name
+        )
+        if (!ref) return null
+        const cell = serializeCell(ref, state)
+        if (Array.isArray(cell.value)) return cell.text ?? cell.value.join(', ')
+        if (cell.value === null || cell.value === undefined) return null
+        if (typeof cell.value === 'object') return JSON.stringify(cell.value)
+        return cell.value as any
+      })
+      if (field.options.resultType === 'text')
+        state[field.column] = value === null ? null : String(value)
+      else {
+        const number = typeof value === 'boolean' ? Number(value) : Number(value)
+        state[field.column] =
+          value === null || value === '' || !Number.isFinite(number) ? null : number
+      }
+    }
+  }
+
+  /** Whether the table has stored formula columns (a cell write must then read its row). */
+  hasFormulas(category: CategoryMeta) {
+    return category.fields.some((field) => field.type === 'formula' && field.column)
+  }
+
+  /** The stored columns of a row (what an INSERT or UPDATE of the row table writes). */
+  columnsOf(category: CategoryMeta, state: Row): Row {
+    const out: Row = {
+      ord: state.ord ?? 0,
+      sstamp: state.sstamp,
+      created_at: state.created_at ?? null,
+      updated_at: state.updated_at ?? null,
+      created_by: state.created_by ?? null,
+      updated_by: state.updated_by ?? null,
+    }
+    for (const field of category.fields) {
+      if (!field.column) continue
+      out[field.column] = state[field.column] ?? (kindOf(field) === 'bool' ? false : null)
+      if (field.type === 'link')
+        out[linkTextColumn(field.column)] = state[linkTextColumn(field.column)] ?? null
+    }
+    return out
+  }
+
+  private compiled(source: string): FormulaNode | null {
+    if (!this.formulas.has(source)) {
+      try {
+        this.formulas.set(source, parseFormula(source))
+      } catch {
+        this.formulas.set(source, null)
+      }
+    }
+    return this.formulas.get(source)!
+  }
+}

@@ -1,0 +1,102 @@
+import { inject } from '@adonisjs/core'
+import emitter from '@adonisjs/core/services/emitter'
+import type { Actor } from '#core/rpc/base_operation'
+import { StampService } from '#core/services/stamp_service'
+import { hasSideTable, rowTableName, sideTableName } from '../lib/field_types.js'
+import { chunks } from '../lib/row_sql.js'
+import type { RowsChanged } from '../events.js'
+import { CommentsService } from './comments_service.js'
+import { RecomputeService } from './recompute_service.js'
+import { categoryOfRowId } from './schema_service.js'
+import { TableAccess, type TableScope } from './table_access.js'
+
+export interface DeleteOptions {
+  b_o?: unknown
+  bypassUrlTrigger?: boolean
+  source?: 'api' | 'socket'
+}
+
+/**
+ * Row deletes (deleteTableRow, deleteTableRows): rows, their side-table
+ * entries and comments go in one stamped transaction; links of other rows
+ * that pointed at them are cut in it, and those rows are recomputed by a
+ * job once the delete committed.
+ */
+@inject()
+export class RowDeletes {
+  constructor(
+    private stamps: StampService,
+    private access: TableAccess,
+    private comments: CommentsService,
+    private recompute: RecomputeService
+  ) {}
+
+  /** Deletes rows (of one or several tables); answers how many existed. */
+  async delete(actor: Actor, rowIds: number[], options: DeleteOptions = {}) {
+    const byCategory = new Map<number, number[]>()
+    for (const id of rowIds) {
+      const categoryId = categoryOfRowId(id)
+      byCategory.set(categoryId, [...(byCategory.get(categoryId) ?? []), id])
+    }
+    const scopes: { scope: TableScope; ids: number[] }[] = []
+    for (const [categoryId, ids] of byCategory) {
+      scopes.push({
+        scope: await this.access.forCategory(actor, categoryId, 'delete', options.b_o),
+        ids,
+      })
+    }
+    let deleted = 0
+    await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      for (const { scope, ids } of scopes) {
+        const { category } = scope
+        const existing: number[] = []
+        for (const part of chunks(ids)) {
+          const rows = await trx.from(rowTableName(category.id)).whereIn('id', part).select('id')
+          existing.push(...rows.map((row) => Number(row.id)))
+        }
+        if (existing.length === 0) continue
+        for (const part of chunks(existing)) {
+          for (const field of category.fields) {
+            if (hasSideTable(field))
+              await trx.from(sideTableName(category.id, field.id)).whereIn('row_id', part).delete()
+          }
+          await trx.from(rowTableName(category.id)).whereIn('id', part).delete()
+          if (category.fields.some((field) => field.type === 'comments'))
+            await this.comments.deleteForRows(trx, category.id, part)
+        }
+        deleted += existing.length
+        // Cut links that pointed at the deleted rows now; those rows are recomputed by a job.
+        for (const { source, link } of await this.recompute.dependents(category, trx)) {
+          const side = sideTableName(source.id, link.id)
+          const sourceIds = new Set<number>()
+          for (const part of chunks(existing, 1000)) {
+            const rows = await trx.from(side).whereIn('value', part).select('row_id')
+            for (const row of rows) sourceIds.add(Number(row.row_id))
+            await trx.from(side).whereIn('value', part).delete()
+          }
+          if (sourceIds.size)
+            afterCommit(() =>
+              this.recompute.dispatch('rows', source.id, [...sourceIds], actor.user.id)
+            )
+        }
+        const event: RowsChanged = {
+          bookId: scope.book.id,
+          b_o: scope.book.b_o,
+          b_c: scope.book.b_c,
+          categoryId: category.id,
+          created: [],
+          modified: [],
+          deleted: existing,
+          fieldIds: [],
+          actorId: actor.user.id,
+          onBehalfOf: actor.onBehalf ? actor.principal.id : null,
+          stamp,
+          bypassUrlTrigger: options.bypassUrlTrigger ?? true,
+          source: options.source ?? 'api',
+        }
+        afterCommit(() => emitter.emit('tables:rows_changed', event))
+      }
+    })
+    return { deleted, formLastModified: Math.floor(Date.now() / 1000) }
+  }
+}

@@ -1,0 +1,61 @@
+import vine from '@vinejs/vine'
+import { flag, int, looseText, object, stamp } from '#core/rpc/wire'
+
+/**
+ * Parameters several tables operations share. Most nested values are read
+ * by the core wire rules (object(), list(), flag(), int()), which take an
+ * empty value as "not given". A few stay raw (vine.any()) because an empty
+ * value means something there and the service reads it: `filterGroup=`,
+ * `card=`, `calendar=`, `hiddenFields=` clear a view's setting, `view_id=`
+ * detaches a tab from its view, and filterRowIds also takes `1,2,3` / `!1,2,3`.
+ */
+
+/** The owner of the table's book: optional, checked against the table when given. */
+export const ownerField = { b_o: vine.string().optional() }
+
+/** A page of values: getTableValues and getNamedTableValues. */
+export const valuesOptions = {
+  filterRowIds: vine.any().optional(),
+  tabId: stamp().optional(),
+  offset: stamp().optional(),
+  maxRows: stamp().optional(),
+  format: vine.string().optional(),
+  maxComments: int().optional(),
+  getAllViews: flag().optional(),
+  getDependencies: flag().optional(),
+}
+
+/** A field's definition (createField, updateField); `type` is required by createField only. */
+export const fieldFields = {
+  name: looseText().optional(),
+  description: looseText().optional(),
+  code: looseText().optional(),
+  order: int().optional(),
+  readOnly: flag().optional(),
+  options: object().optional(),
+}
+
+/** A view's definition: createView and updateView take the same parameters. */
+export const viewFields = {
+  name: looseText().optional(),
+  description: looseText().optional(),
+  code: looseText().optional(),
+  order: int().optional(),
+  presentation: looseText().optional(),
+  locked: flag().optional(),
+  filterGroup: vine.any().optional(),
+  card: vine.any().optional(),
+  calendar: vine.any().optional(),
+  hiddenFields: vine.any().optional(),
+}
+
+/** A tab's settings: createTab and updateTab (`view_id`, or `viewId`, names the view shown). */
+export const tabFields = {
+  view_id: vine.any().optional(),
+  viewId: vine.any().optional(),
+  order: int().optional(),
+  hidden: flag().optional(),
+}
+
+/** One field of createTable's `fields`: read as createField reads its parameters. */
+export const fieldValidator = vine.compile(vine.object({ ...fieldFields, type: looseText() }))

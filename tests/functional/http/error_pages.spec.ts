@@ -1,0 +1,88 @@
+import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
+import testUtils from '@adonisjs/core/services/test_utils'
+import { serverUrl } from '#tests/helpers/server'
+
+/** Traces of a stack, a source path or a module path. */
+const LEAK = /node_modules|\/work\/|[\w/.-]+\.(?:ts|js):\d+|\bat [\w.<>]+ \(|Error: .*\n\s+at /
+
+const PATHS = [
+  '/',
+  '/.env',
+  '/live/api.php/../x',
+  '/live/dbi/in/abc',
+  '/dev/nothing',
+  '/auth/nothing',
+]
+
+test.group('errors outside api.php', () => {
+  test('{$self} answers a small 404 without stack or path, for browsers and programs')
+    .with(PATHS)
+    .run(async ({ assert }, path) => {
+      for (const accept of ['text/html,application/xhtml+xml', 'application/json', '*/*']) {
+        const response = await fetch(`${serverUrl()}${path}`, { headers: { accept } })
+        const text = await response.text()
+        assert.equal(response.status, 404, `${path} (${accept})`)
+        assert.notMatch(text, LEAK, `${path} (${accept})`)
+        assert.isBelow(text.length, 2_000, `${path} (${accept})`)
+      }
+    })
+
+  test('a browser gets HTML, a program and the wire prefixes get JSON', async ({ assert }) => {
+    const html = await fetch(`${serverUrl()}/nothing`, { headers: { accept: 'text/html' } })
+    assert.match(html.headers.get('content-type')!, /^text\/html/)
+    assert.include(await html.text(), 'Not found')
+    for (const [path, accept] of [
+      ['/nothing', 'application/json'],
+      ['/live/nothing', 'text/html'],
+    ]) {
+      const json = await fetch(`${serverUrl()}${path}`, { headers: { accept } })
+      assert.equal(json.headers.get('content-type'), 'application/json')
+      assert.deepEqual(await json.json(), { error: 'not_found', message: 'Not found' })
+    }
+  })
+
+  test('an unexpected error is a 500 with a reference the log also carries', async ({ assert }) => {
+    const { default: Handler } = await import('#exceptions/handler')
+    const handler = new Handler()
+    const ctx = await testUtils.createHttpContext()
+    const logged: Record<string, unknown>[] = []
+    ctx.logger = { error: (data: Record<string, unknown>) => logged.push(data) } as any
+    const error = new Error('boom at /work/main/app/x.ts:12')
+    await handler.report(error, ctx)
+    await handler.handle(error, ctx)
+    const body = JSON.parse(ctx.response.getBody() as string)
+    assert.equal(ctx.response.getStatus(), 500)
+    assert.equal(body.error, 'internal_error')
+    assert.match(body.reference, /^[0-9a-f]{8}$/)
+    assert.notMatch(ctx.response.getBody() as string, LEAK)
+    assert.equal(logged[0].reference, body.reference)
+    assert.equal(logged[0].err, error)
+    assert.isTrue(app.inTest)
+  })
+})
+
+test.group('errors outside api.php, as `npm start` serves them (development mode)', () => {
+  test('a development server answers unknown paths without a debug page', async ({ assert }) => {
+    const { startQuire, benchEnv } = await import('../../../bench/lib/quire_process.js')
+    const { mkdtempSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const server = await startQuire(
+      benchEnv({ NODE_ENV: 'development', DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-dev-')) })
+    )
+    try {
+      for (const path of ['/', '/.env', '/live/dbi/in/x']) {
+        for (const accept of ['text/html', 'application/json']) {
+          const response = await fetch(`${server.url}${path}`, { headers: { accept } })
+          const text = await response.text()
+          assert.equal(response.status, 404, `${path} (${accept})`)
+          assert.notMatch(text, LEAK, `${path} (${accept})`)
+          assert.isBelow(text.length, 2_000, `${path} (${accept})`)
+        }
+      }
+    } finally {
+      await server.stop()
+    }
+  }).timeout(120_000)
+})
