@@ -46,6 +46,16 @@ export default defineConfig({
         name: 'functional',
         timeout: 60_000,
       },
+      {
+        files: ['tests/fuzz/**/*.spec(.ts|.js)'],
+        name: 'fuzz',
+        timeout: 300_000,
+      },
+      {
+        files: ['tests/authz/**/*.spec(.ts|.js)'],
+        name: 'authz',
+        timeout: 300_000,
+      },
     ],
     forceExit: false,
   },

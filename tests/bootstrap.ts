@@ -18,7 +18,7 @@ export const runnerHooks: Required<Pick<Config, 'setup' | 'teardown'>> = {
 }
 
 export const configureSuite: Config['configureSuite'] = (suite) => {
-  if (['functional', 'e2e', 'browser'].includes(suite.name)) {
+  if (['functional', 'fuzz', 'authz', 'e2e', 'browser'].includes(suite.name)) {
     return suite.setup(() => startServer())
   }
 }

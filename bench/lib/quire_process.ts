@@ -48,6 +48,15 @@ export function ace(env: NodeJS.ProcessEnv, ...args: string[]) {
   }).toString()
 }
 
+/** Children still running when this process ends are killed, never left holding a port or a pipe. */
+const running = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
+
+const BOOT_TIMEOUT_MS = 120_000
+const STOP_GRACE_MS = 15_000
+
 export async function startQuire(env: NodeJS.ProcessEnv): Promise<QuireProcess> {
   const port = await freePort()
   const childEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' }
@@ -60,27 +69,33 @@ export async function startQuire(env: NodeJS.ProcessEnv): Promise<QuireProcess> 
       stdio: ['ignore', 'pipe', 'inherit'],
     }
   )
+  running.add(child)
+  child.once('exit', () => running.delete(child))
   const url = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 300; attempt++) {
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
+      const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS)
+      child.once('exit', () => {
+        clearTimeout(kill)
+        resolve()
+      })
+      child.kill('SIGTERM')
+    })
+  const deadline = Date.now() + BOOT_TIMEOUT_MS
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Quire exited with ${child.exitCode}`)
     try {
       const response = await fetch(`${url}/health`)
       if (response.ok) break
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
+    } catch {}
+    if (Date.now() > deadline) {
+      await stop()
+      throw new Error(`Quire did not answer /health within ${BOOT_TIMEOUT_MS / 1000} s`)
     }
-    if (child.exitCode !== null) throw new Error(`Quire exited with ${child.exitCode}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  return {
-    url,
-    env: childEnv,
-    child,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve()
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-      }),
-  }
+  return { url, env: childEnv, child, stop }
 }
 
 /** createAppkey -> createOauthkey -> createSesskey, as real clients do. */
