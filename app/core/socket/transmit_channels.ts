@@ -13,6 +13,27 @@ const header = (ctx: HttpContext, name: string) => {
   return typeof value === 'string' ? value.trim() : ''
 }
 
+/** The only channels Quire publishes on: one per user, named by the user's code. */
+const USER_CHANNEL = /^users\/(?!\.\.?$)[^/\s\p{Cc}]{1,128}$/u
+
+const channelOf = (ctx: HttpContext) => {
+  const channel = ctx.request.input('channel')
+  return typeof channel === 'string' ? channel : ''
+}
+
+const isSubscription = (ctx: HttpContext) => ctx.route?.pattern.endsWith('__transmit/subscribe')
+
+/**
+ * Transmit treats a channel that matches no authorization rule as public, and its
+ * route matcher reads `users//au` or `users/av/../au` its own way: a subscription
+ * is accepted only for a channel spelled exactly `users/<code>`, which the rule
+ * below then authorizes for that user alone.
+ */
+function onlyUserChannels(ctx: HttpContext, next: NextFn) {
+  if (!USER_CHANNEL.test(channelOf(ctx))) return ctx.response.badRequest()
+  return next()
+}
+
 /**
  * Registers Transmit's routes (`/__transmit/events|subscribe|unsubscribe`)
  * with only the body parser as route middleware (no server middleware, no
@@ -34,7 +55,9 @@ export function registerTransmit(
   const parser = new BodyParserMiddleware(bodyParserConfig)
   transmit.registerRoutes(
     (route: { use(middleware: (ctx: HttpContext, next: NextFn) => unknown): unknown }) => {
-      route.use((ctx, next) => parser.handle(ctx, next))
+      route.use((ctx, next) =>
+        parser.handle(ctx, () => (isSubscription(ctx) ? onlyUserChannels(ctx, next) : next()))
+      )
     }
   )
 
@@ -44,7 +67,7 @@ export function registerTransmit(
       const login = header(ctx, 'x-o-u') || String(ctx.request.input('o_u', '') ?? '').trim()
       const sesskey =
         header(ctx, 'x-sesskey') || String(ctx.request.input('sesskey', '') ?? '').trim()
-      if (login === '' || sesskey === '') return false
+      if (login === '' || sesskey === '' || channelOf(ctx) !== `users/${code}`) return false
       try {
         const actor = await resolveActor(access, users, { o_u: login, u_c: code, sesskey })
         return actor.user.code === code

@@ -81,4 +81,25 @@ test.group('Transmit (SSE) channels per user', () => {
     )
     assert.equal(await subscribe(`users/${alice.code}`, alice.session), 204)
   })
+
+  test('only the canonical spelling of a user channel can be subscribed to', async ({ assert }) => {
+    const alice = await member()
+    const bob = await member()
+    for (const channel of [
+      `users//${alice.code}`,
+      `users/${alice.code}/x`,
+      `users/${bob.code}/../${alice.code}`,
+      `users/${alice.code}/`,
+      `/users/${alice.code}`,
+      `users/./${alice.code}`,
+      `users/${alice.code}%2F`,
+      `Users/${alice.code}`,
+      `${alice.code}`,
+      'public',
+      'users/..',
+    ]) {
+      assert.equal(await subscribe(channel, alice.session), 400, channel)
+    }
+    assert.equal(await subscribe(`users/${alice.code}`, alice.session), 204)
+  })
 })
