@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
 
 /**
  * The request path with runs of slashes collapsed: real clients build URLs by
@@ -13,13 +14,43 @@ export function collapseSlashes(url: string): string {
 }
 
 /**
+ * Node refuses a request line and headers over its limit (16 KB) with a bare
+ * 431 before any handler runs. Clients that put every parameter in the query
+ * string meet it with a huge value: they get the api.php answer for a request
+ * too large instead, and are told to send the parameters in the body.
+ */
+const HEADERS_TOO_LARGE = JSON.stringify({
+  status: 'nok',
+  req: '',
+  errorCode: 'PAYLOAD_TOO_LARGE',
+  errorMsg: 'The URL and headers exceed 16 KB: send the parameters in the request body',
+  error: 'apiProcess50: The URL and headers exceed 16 KB',
+})
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
+  if (!socket.writable) return socket.destroy()
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return socket.end(
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n' +
+        `Content-Length: ${Buffer.byteLength(HEADERS_TOO_LARGE)}\r\n\r\n${HEADERS_TOO_LARGE}`
+    )
+  }
+  // Node's own answers otherwise: 408 for a request too slow to arrive, 400 for a malformed one.
+  const status =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request'
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+}
+
+/**
  * The Node HTTP server of the application (bin/server.ts, and the test
  * server): the framework's handler, behind one path repair that must happen
  * before routing.
  */
 export function createQuireServer(handler: (req: IncomingMessage, res: ServerResponse) => unknown) {
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     if (req.url) req.url = collapseSlashes(req.url)
     return handler(req, res)
   })
+  server.on('clientError', answerClientError)
+  return server
 }

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import type { IncomingMessage } from 'node:http'
 import Busboy from 'busboy'
 import { rpcError } from './errors.js'
+import { MAX_NESTING, exceedsNesting } from './nesting.js'
 
 /** The decoded parameters of one api.php request: PHP's $_REQUEST shape (string leaves). */
 export type Params = Record<string, any>
@@ -222,6 +223,8 @@ export async function parseBody(req: IncomingMessage, limits: BodyLimits): Promi
     }
     if (!isPlainObject(decoded))
       throw rpcError('INVALID_PARAMETER', 'The JSON body must be an object')
+    if (exceedsNesting(decoded))
+      throw rpcError('INVALID_PARAMETER', `The JSON body nests deeper than ${MAX_NESTING} levels`)
     return { params: stringifyLeaves(decoded), files: [], cleanup: noCleanup }
   }
   // urlencoded, and bodies sent without a content type (some clients omit it)

@@ -1,6 +1,7 @@
 import vine, { errors as vineErrors } from '@vinejs/vine'
 import type { VineValidator } from '@vinejs/vine'
 import { rpcError, type ErrorCode } from './errors.js'
+import { exceedsNesting } from './nesting.js'
 
 /**
  * Wire values as real clients send them, and the one set of VineJS rules that
@@ -99,6 +100,9 @@ export const looseText = () => vine.string().parse(scalarText)
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
 
+/** What a JSON text nested too deep reads as: no rule accepts it, so its parameter is refused. */
+const TOO_DEEP = Symbol('nested too deep')
+
 /**
  * The value of a nested parameter: a JSON string (`fieldValues={"12":"x"}`),
  * a JSON value (JSON bodies, socket frames) or the object PHP bracket form
@@ -109,11 +113,13 @@ function nestedValue(value: unknown): unknown {
   const trimmed = value.trim()
   if (trimmed === '') return undefined
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    let parsed: unknown
     try {
-      return JSON.parse(trimmed)
+      parsed = JSON.parse(trimmed)
     } catch {
       return value
     }
+    return exceedsNesting(parsed) ? TOO_DEEP : parsed
   }
   return value
 }
@@ -140,7 +146,7 @@ export const object = () =>
 /** Any list form (see listOf) as an array. */
 function toList(value: unknown): unknown {
   const nested = emptyAsMissing(nestedValue(value))
-  if (nested === undefined || Array.isArray(nested)) return nested
+  if (nested === undefined || nested === TOO_DEEP || Array.isArray(nested)) return nested
   if (isPlainObject(nested)) return bracketList(nested)
   if (typeof nested === 'string')
     return nested

@@ -1,4 +1,6 @@
 import { rpcError } from '#core/rpc/errors'
+import { parseBoundedJson } from '#core/rpc/nesting'
+import { TABLE_LIMITS } from './limits.js'
 
 /** Every field type a category can hold (issue 5, part 2). */
 export const FIELD_TYPES = [
@@ -266,7 +268,7 @@ export function rawList(raw: unknown, separator: string): string[] {
   if (text === '') return []
   if (text.startsWith('[')) {
     try {
-      const parsed = JSON.parse(text)
+      const parsed = parseBoundedJson(text)
       if (Array.isArray(parsed)) return parsed.map(rawText).filter((item) => item !== '')
     } catch {
       // not JSON: fall through to the separator form
@@ -298,6 +300,8 @@ export function convertInput(field: FieldDef, raw: unknown, separator = ','): Co
       if (text.length > 255) throw badValue(field, 'more than 255 characters')
       return { value: text === '' ? null : text }
     case 'mediumtext':
+      if (text.length > TABLE_LIMITS.longTextLength)
+        throw badValue(field, `more than ${TABLE_LIMITS.longTextLength} characters`)
       return { value: text === '' ? null : text }
     case 'email':
       if (trimmed !== '' && !EMAIL_RE.test(trimmed))
@@ -373,8 +377,10 @@ export function convertInput(field: FieldDef, raw: unknown, separator = ','): Co
     case 'files': {
       if (trimmed === '' || trimmed === '[]' || trimmed === 'null') return { value: null }
       if (typeof raw === 'object' && raw !== null) return { value: JSON.stringify(raw) }
+      if (trimmed.length > TABLE_LIMITS.longTextLength)
+        throw badValue(field, `more than ${TABLE_LIMITS.longTextLength} characters`)
       try {
-        return { value: JSON.stringify(JSON.parse(trimmed)) }
+        return { value: JSON.stringify(parseBoundedJson(trimmed)) }
       } catch {
         throw badValue(field, 'files are given as JSON')
       }

@@ -13,6 +13,7 @@ import {
   type TypeKind,
 } from './field_types.js'
 import { asList, asObject } from './wire.js'
+import { parseBoundedJson } from '#core/rpc/nesting'
 
 /** A filter as the wire carries it (saved: numeric id; unsaved: any non-numeric id such as `tmp0`). */
 export interface FilterSpec {
@@ -384,7 +385,7 @@ function operandPair(field: FieldDef, raw: unknown): [unknown, unknown] {
   const text = rawText(raw).trim()
   if (text.startsWith('[')) {
     try {
-      const parsed = JSON.parse(text)
+      const parsed = parseBoundedJson(text)
       if (Array.isArray(parsed)) return [parsed[0], parsed[1]]
     } catch {
       // fall through

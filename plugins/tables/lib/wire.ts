@@ -1,5 +1,6 @@
 import { rpcError } from '#core/rpc/errors'
 import { flagValue } from '#core/rpc/wire'
+import { parseBoundedJson } from '#core/rpc/nesting'
 
 /**
  * Values nested inside an operation's parameters (a field's options, a
@@ -16,7 +17,7 @@ export function asObject(raw: unknown, name: string): Record<string, any> {
   if (typeof raw === 'string') {
     let parsed: unknown
     try {
-      parsed = JSON.parse(raw)
+      parsed = parseBoundedJson(raw)
     } catch {
       throw rpcError('INVALID_PARAMETER', `Invalid parameter ${name}: not a JSON object`, {
         field: name,
@@ -40,7 +41,7 @@ export function asList(raw: unknown, name: string): any[] {
     const text = raw.trim()
     if (text.startsWith('[') || text.startsWith('{')) {
       try {
-        return asList(JSON.parse(text), name)
+        return asList(parseBoundedJson(text), name)
       } catch {
         throw rpcError('INVALID_PARAMETER', `Invalid parameter ${name}: not a JSON list`, {
           field: name,

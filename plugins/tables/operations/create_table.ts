@@ -4,14 +4,15 @@ import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { flag, listOf, object, text } from '#core/rpc/wire'
 import { StructureService } from '../services/structure_service.js'
+import { TABLE_LIMITS } from '../lib/limits.js'
 
 const validator = vine.compile(
   vine.object({
     b_o: text(),
     b_c: text(),
-    name: text(),
-    description: vine.string().optional(),
-    code: vine.string().optional(),
+    name: text().maxLength(TABLE_LIMITS.nameLength),
+    description: vine.string().maxLength(TABLE_LIMITS.descriptionLength).optional(),
+    code: vine.string().maxLength(TABLE_LIMITS.codeLength).optional(),
     fields: listOf(object()).optional(),
     public: flag().optional(),
   })

@@ -5,20 +5,21 @@ import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { flag, int, looseText, object, stamp } from '#core/rpc/wire'
 import { StructureService } from '../services/structure_service.js'
 import { ownerField } from '../validators/params.js'
+import { TABLE_LIMITS } from '../lib/limits.js'
 
 const validator = vine.compile(
   vine.object({
     ...ownerField,
     catId: stamp(),
-    name: looseText().optional(),
-    description: looseText().optional(),
-    code: looseText().optional(),
+    name: looseText().maxLength(TABLE_LIMITS.nameLength).optional(),
+    description: looseText().maxLength(TABLE_LIMITS.descriptionLength).optional(),
+    code: looseText().maxLength(TABLE_LIMITS.codeLength).optional(),
     order: int().optional(),
     locked: flag().optional(),
     rights: object().optional(),
     prefs: object().optional(),
     public: flag().optional(),
-    triggerUpdateUrl: looseText().optional(),
+    triggerUpdateUrl: looseText().maxLength(TABLE_LIMITS.urlLength).optional(),
   })
 )
 

@@ -19,7 +19,12 @@ import {
   type FieldOptions,
   type FieldType,
 } from '../lib/field_types.js'
-import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
+import {
+  FilterCompiler,
+  normalizeGroup,
+  type FilterGroupSpec,
+  type FilterSpec,
+} from '../lib/filter_compiler.js'
 import { parseFormula } from '../lib/formula.js'
 import { MetaService, toField, type CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
@@ -29,10 +34,24 @@ import { TableAccess } from './table_access.js'
 import { validateWire } from '#core/rpc/wire'
 import { asList, asObject, flagOr } from '../lib/wire.js'
 import { fieldValidator } from '../validators/params.js'
+import { assertFilterCount, assertRoomFor, settingJson } from '../lib/limits.js'
 
 const fixedCode = (prefix: string) => `${prefix}${randomBytes(6).toString('hex')}`
 const unix = () => Math.floor(Date.now() / 1000)
 const invalid = (message: string) => rpcError('INVALID_PARAMETER', message)
+
+/** How many rows of `table` have `column` = `id`. */
+async function countOf(trx: TransactionClientContract, table: string, column: string, id: number) {
+  const found = await trx.from(table).where(column, id).count('* as total').first()
+  return Number(found?.total ?? 0)
+}
+
+/** Filters of a group, those of nested groups included. */
+function countFilters(filters: FilterSpec[]): number {
+  let count = 0
+  for (const filter of filters) count += 1 + countFilters(filter.json.filters ?? [])
+  return count
+}
 
 /** A field's definition as createField and updateField validate it (validators/params.ts). */
 export interface FieldInput {
@@ -162,6 +181,7 @@ export class StructureService {
       if (input.isPublic !== undefined)
         await trx.from('table_forms').where('id', formId).update({ is_public: input.isPublic })
       if (input.code) await this.assertFreeCode(trx, formId, input.code)
+      assertRoomFor('tablesPerBook', await countOf(trx, 'table_categories', 'form_id', formId))
       const top = await trx
         .from('table_categories')
         .where('form_id', formId)
@@ -238,7 +258,7 @@ export class StructureService {
         if (rights.select !== undefined)
           changes.rights_select = this.int(rights.select, 'rights.select')
       }
-      if (input.prefs !== undefined) changes.prefs = JSON.stringify(input.prefs)
+      if (input.prefs !== undefined) changes.prefs = settingJson(input.prefs, 'prefs')
       if (input.triggerUpdateUrl !== undefined)
         changes.trigger_update_url = input.triggerUpdateUrl || null
       if (Object.keys(changes).length)
@@ -391,6 +411,10 @@ export class StructureService {
     const options = await this.fieldOptions(category, type, input.options)
     const stored = storageOf({ type, options }) !== 'none' && !SYSTEM_COLUMNS[type]
     const fieldId = await this.stamps.write(async ({ trx, stamp }) => {
+      assertRoomFor(
+        'fieldsPerTable',
+        await countOf(trx, 'table_fields', 'category_id', category.id)
+      )
       const top = await trx
         .from('table_fields')
         .where('category_id', category.id)
@@ -405,7 +429,7 @@ export class StructureService {
         order: input.order ?? Number(top?.top ?? 0) + 1,
         description: input.description ?? null,
         read_only: input.readOnly ?? false,
-        options: JSON.stringify(options),
+        options: settingJson(options, 'options'),
         sstamp: stamp,
         updated_at: unix(),
       })
@@ -525,7 +549,7 @@ export class StructureService {
         .update({
           name,
           type,
-          options: JSON.stringify(options),
+          options: settingJson(options, 'options'),
           column_name: newColumn,
           code: input.code !== undefined ? input.code || null : field.code,
           description: input.description ?? field.description,
@@ -650,6 +674,8 @@ export class StructureService {
     if (raw === undefined || raw === '' || raw === null)
       return { group: null, used: [] as FieldDef[] }
     const group = normalizeGroup(raw)
+    assertFilterCount(countFilters(group.filters))
+    settingJson(group, 'filterGroup')
     const compiled = new FilterCompiler(category.fields, { userCode: null }).compile(group)
     return { group, used: compiled.usedFields }
   }
@@ -666,11 +692,14 @@ export class StructureService {
     }
     if (input.locked !== undefined) changes.locked = input.locked
     if (input.order !== undefined) changes.order = input.order
-    if (input.card !== undefined) changes.card = JSON.stringify(asObject(input.card, 'card'))
+    if (input.card !== undefined) changes.card = settingJson(asObject(input.card, 'card'), 'card')
     if (input.calendar !== undefined)
-      changes.calendar = JSON.stringify(asObject(input.calendar, 'calendar'))
+      changes.calendar = settingJson(asObject(input.calendar, 'calendar'), 'calendar')
     if (input.hiddenFields !== undefined)
-      changes.hidden_fields = JSON.stringify(asList(input.hiddenFields, 'hiddenFields').map(Number))
+      changes.hidden_fields = settingJson(
+        asList(input.hiddenFields, 'hiddenFields').map(Number),
+        'hiddenFields'
+      )
     return changes
   }
 
@@ -679,6 +708,7 @@ export class StructureService {
     if (!(input.name ?? '').trim()) throw rpcError('MISSING_PARAMETER', 'Missing parameter: name')
     const { group, used } = this.checkGroup(category, input.filterGroup)
     const viewId = await this.stamps.write(async ({ trx, stamp }) => {
+      assertRoomFor('viewsPerTable', await countOf(trx, 'table_views', 'category_id', category.id))
       const top = await trx
         .from('table_views')
         .where('category_id', category.id)
@@ -751,6 +781,7 @@ export class StructureService {
     const { category, form } = await this.access.forCategory(actor, categoryId, 'admin', input.b_o)
     const viewId = this.optionalView(category, input.view_id ?? input.viewId)
     return this.stamps.write(async ({ trx, stamp }) => {
+      assertRoomFor('tabsPerTable', await countOf(trx, 'table_tabs', 'category_id', category.id))
       const top = await trx.from('table_tabs').where('form_id', form.id).max('order as top').first()
       const [id] = await trx.table('table_tabs').insert({
         form_id: form.id,

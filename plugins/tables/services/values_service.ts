@@ -645,6 +645,24 @@ export class ValuesService {
         })
       }
     }
+    const serialized = new Map<number, Promise<ReturnType<typeof serializeCategory>>>()
+    const serializedOnce = (category: CategoryMeta) => {
+      let done = serialized.get(category.id)
+      if (!done) {
+        done = (async () =>
+          serializeCategory(category, {
+            includeFields: options.includeFields,
+            includeEnums: options.includeEnums,
+            selectedViewId: state.selectedViews[String(category.id)] ?? null,
+            viewRowIds:
+              options.android && options.includeFields && options.getRowIds
+                ? await this.viewRowIds(category, actor)
+                : undefined,
+          }))()
+        serialized.set(category.id, done)
+      }
+      return done
+    }
     const creators = form.creatorId ? await this.users.codesOf([form.creatorId]) : null
     const creator = form.creatorId ? creators?.get(form.creatorId) : undefined
     const out: Record<string, unknown> = {
@@ -654,19 +672,8 @@ export class ValuesService {
         lastTabId: state.lastTabId,
       }),
       tabs: pairs.map((pair) => pair.tab),
-      categories: await Promise.all(
-        pairs.map(async ({ category }) =>
-          serializeCategory(category, {
-            includeFields: options.includeFields,
-            includeEnums: options.includeEnums,
-            selectedViewId: state.selectedViews[String(category.id)] ?? null,
-            viewRowIds:
-              options.android && options.includeFields && options.getRowIds
-                ? await this.viewRowIds(category, actor)
-                : undefined,
-          })
-        )
-      ),
+      // Each table is serialized once, however many tabs show it (at most tabsPerTable).
+      categories: await Promise.all(pairs.map(({ category }) => serializedOnce(category))),
     }
     if (options.externViews) out.externViews = []
     return out

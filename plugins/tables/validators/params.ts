@@ -1,5 +1,6 @@
 import vine from '@vinejs/vine'
 import { flag, int, looseText, object, stamp } from '#core/rpc/wire'
+import { TABLE_LIMITS } from '../lib/limits.js'
 
 /**
  * Parameters several tables operations share. Most nested values are read
@@ -27,9 +28,9 @@ export const valuesOptions = {
 
 /** A field's definition (createField, updateField); `type` is required by createField only. */
 export const fieldFields = {
-  name: looseText().optional(),
-  description: looseText().optional(),
-  code: looseText().optional(),
+  name: looseText().maxLength(TABLE_LIMITS.nameLength).optional(),
+  description: looseText().maxLength(TABLE_LIMITS.descriptionLength).optional(),
+  code: looseText().maxLength(TABLE_LIMITS.codeLength).optional(),
   order: int().optional(),
   readOnly: flag().optional(),
   options: object().optional(),
@@ -37,11 +38,11 @@ export const fieldFields = {
 
 /** A view's definition: createView and updateView take the same parameters. */
 export const viewFields = {
-  name: looseText().optional(),
-  description: looseText().optional(),
-  code: looseText().optional(),
+  name: looseText().maxLength(TABLE_LIMITS.nameLength).optional(),
+  description: looseText().maxLength(TABLE_LIMITS.descriptionLength).optional(),
+  code: looseText().maxLength(TABLE_LIMITS.codeLength).optional(),
   order: int().optional(),
-  presentation: looseText().optional(),
+  presentation: looseText().maxLength(32).optional(),
   locked: flag().optional(),
   filterGroup: vine.any().optional(),
   card: vine.any().optional(),
