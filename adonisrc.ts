@@ -22,6 +22,7 @@ export default defineConfig({
     () => import('@adonisjs/lucid/database_provider'),
     () => import('@adonisjs/redis/redis_provider'),
     () => import('@adonisjs/limiter/limiter_provider'),
+    () => import('@adonisjs/drive/drive_provider'),
     () => import('#providers/quire_provider'),
     () => import('#providers/plugins_provider'),
     () => import('#providers/queue_provider'),

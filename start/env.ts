@@ -100,4 +100,21 @@ export default await Env.create(new URL('../', import.meta.url), {
   BOOKS_COUNTER_REFRESH_MS: Env.schema.number.optional(),
   /** Most changed messages one getBookMessages sstamp delta answers (newest changes first). */
   BOOKS_MESSAGES_DELTA_MAX: Env.schema.number.optional(),
+
+  /** Media (plugins/media/README.md): storage disk (`fs` under DATA_DIR/media, or `s3`) and its S3 settings. */
+  MEDIA_DISK: Env.schema.enum.optional(['fs', 's3'] as const),
+  MEDIA_FS_ROOT: Env.schema.string.optional(),
+  MEDIA_S3_BUCKET: Env.schema.string.optional(),
+  MEDIA_S3_REGION: Env.schema.string.optional(),
+  MEDIA_S3_ENDPOINT: Env.schema.string.optional(),
+  MEDIA_S3_KEY: Env.schema.string.optional(),
+  MEDIA_S3_SECRET: Env.schema.string.optional(),
+  MEDIA_S3_PATH_STYLE: Env.schema.boolean.optional(),
+  /** Largest upload (fileUpload and resumableUpload), in bytes; largest image in pixels (width x height). */
+  MEDIA_MAX_UPLOAD_BYTES: Env.schema.number.optional(),
+  MEDIA_MAX_PIXELS: Env.schema.number.optional(),
+  /** Origin of the absolute URLs fileUpload answers (url, gallery, preview); default http://HOST:PORT. */
+  MEDIA_PUBLIC_URL: Env.schema.string.optional(),
+  /** Where unfinished resumable uploads wait (default DATA_DIR/tus). */
+  MEDIA_TUS_DIR: Env.schema.string.optional(),
 })

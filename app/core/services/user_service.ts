@@ -223,6 +223,17 @@ export class UserService {
     })
   }
 
+  /**
+   * The media plugin changed the user's profile image: uimgStamp (and the
+   * user's sstamp) move to a new stamp, which /dbi/ui URLs carry.
+   */
+  async touchProfileImage(userId: number): Promise<number> {
+    return this.stamps.write(async ({ trx, stamp }) => {
+      await trx.from('users').where('id', userId).update({ uimg_stamp: stamp, sstamp: stamp })
+      return stamp
+    })
+  }
+
   /** Called at each new session: feeds firstTime, lastConnection and secondsSincePreviousConnection. */
   async recordConnection(user: User) {
     await this.stamps.write(async ({ trx, stamp }) => {

@@ -159,6 +159,15 @@ export class BookAccessService {
     return book
   }
 
+  /** Whether `otherId` is one of `userId`'s contacts (the media plugin's profile images). */
+  async isContact(userId: number, otherId: number): Promise<boolean> {
+    const rows = await readCached(
+      'SELECT 1 AS found FROM book_contacts WHERE user_id = ? AND contact_id = ? LIMIT 1',
+      [userId, otherId]
+    )
+    return rows.length > 0
+  }
+
   /** Accepted members' user ids (realtime fan-out, notifications). */
   async memberUserIds(bookId: number): Promise<number[]> {
     const rows = await readCached(

@@ -1,0 +1,30 @@
+import { isAbsolute, join } from 'node:path'
+import env from '#start/env'
+import quireConfig, { dataDir } from '#config/quire'
+
+const inData = (path: string | undefined, fallback: string) =>
+  !path ? join(dataDir, fallback) : isAbsolute(path) ? path : join(dataDir, path)
+
+/** Settings of the media plugin (env variables listed in README.md). */
+const mediaConfig = {
+  /** Largest file accepted by fileUpload and resumableUpload (bytes). Default 200 MiB. */
+  maxUploadBytes: env.get('MEDIA_MAX_UPLOAD_BYTES', 200 * 1024 * 1024),
+  /**
+   * Largest image (width x height) decoded for derivatives; read from the
+   * header before any decoding, so a decompression bomb is refused unopened.
+   * Default 100 megapixels.
+   */
+  maxPixels: env.get('MEDIA_MAX_PIXELS', 100_000_000),
+  /** Origin of the absolute URLs fileUpload answers. */
+  publicUrl: (
+    env.get('MEDIA_PUBLIC_URL') ?? `http://${env.get('HOST', 'localhost')}:${env.get('PORT', 3333)}`
+  ).replace(/\/+$/, ''),
+  /** The prefix of the paths this server hands out (covers, URLs): the first environment prefix. */
+  urlPrefix: quireConfig.urlPrefixes[0] ?? '/live',
+  /** Unfinished resumable uploads (survive a restart). */
+  tusDir: inData(env.get('MEDIA_TUS_DIR'), 'tus'),
+  /** Derivative sizes (spec 8): longest side in pixels. `full` is the original. */
+  sizes: { norm: 1500, cover: 400, tb: 150 } as Record<string, number>,
+}
+
+export default mediaConfig

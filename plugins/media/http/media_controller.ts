@@ -1,0 +1,247 @@
+import type { IncomingMessage } from 'node:http'
+import { inject } from '@adonisjs/core'
+import type { HttpContext } from '@adonisjs/core/http'
+import type { Actor } from '#core/rpc/base_operation'
+import { mergeParams, parseBody, parseQuery } from '#core/rpc/params'
+import { credentialsOf, resolveActor } from '#core/auth/resolve_actor'
+import { AccessService } from '#core/services/access_service'
+import { UserService } from '#core/services/user_service'
+import { BookAccessService, type BookRef } from '#plugins/books/services/book_access_service'
+import { isDecodableImage } from '../lib/sniff.js'
+import { DerivativeService, ICONS_DIR, iconOf } from '../services/derivative_service.js'
+import { MediaService, urlName, type MediaFile } from '../services/media_service.js'
+import { MediaStore } from '../services/media_store.js'
+import { ProfileService } from '../services/profile_service.js'
+import { sendFile, sendStatus, shippedFile, type Servable } from './send_file.js'
+
+const SIZES = new Set(['norm', 'tb', 'cover', 'full'])
+const FORMS = new Set([
+  'ic',
+  'oic',
+  'dc',
+  'odc',
+  'ii',
+  'oii',
+  'di',
+  'odi',
+  'in',
+  'oin',
+  'dn',
+  'odn',
+  'last',
+  'ui',
+])
+/** Forms that need no session (4.A.4): the internal name or uuid is the key. */
+const OPEN_FORMS = new Set(['in', 'dn', 'odn'])
+const BODY_LIMITS = { maxFormBytes: 1024 * 1024, maxFileBytes: 0 }
+
+/** Inline types a browser shows or plays itself; everything else downloads. */
+const INLINE = (file: MediaFile) => file.kind !== 'doc' || file.mime === 'application/pdf'
+
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+const PRIVATE = 'private, max-age=3600'
+
+/** A refusal: 403 (no valid session) or 404 (anything else), without details. */
+class Refused extends Error {
+  constructor(readonly status: 403 | 404) {
+    super(String(status))
+  }
+}
+const notFound = () => new Refused(404)
+
+const decode = (segment: string) => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+/**
+ * The /dbi URL family (spec 4.A.4) under every environment prefix. Session-
+ * bound forms take version, o_u, u_c, sesskey as POST form, query string or
+ * plain GET parameters; a caller without a valid session gets 403 whatever
+ * the path names, a member of no such book or file 404: a stranger learns
+ * nothing, not even whether a file exists.
+ */
+@inject()
+export default class MediaController {
+  constructor(
+    private media: MediaService,
+    private derivatives: DerivativeService,
+    private store: MediaStore,
+    private profiles: ProfileService,
+    private bookAccess: BookAccessService,
+    private access: AccessService,
+    private users: UserService
+  ) {}
+
+  async handle(ctx: HttpContext) {
+    const req = ctx.request.request
+    const res = ctx.response.response
+    try {
+      const path = ctx.request.url()
+      const at = path.indexOf('/dbi/')
+      const segments = path
+        .slice(at + 5)
+        .split('/')
+        .filter((segment) => segment !== '')
+        .map(decode)
+      const servable = await this.resolve(req, segments)
+      await sendFile(req, res, servable)
+    } catch (error) {
+      if (error instanceof Refused) return sendStatus(res, error.status)
+      ctx.logger.error({ err: error }, 'media URL failed')
+      sendStatus(res, 500)
+    }
+  }
+
+  private async resolve(req: IncomingMessage, segments: string[]): Promise<Servable> {
+    const [form, rawSize] = segments
+    if (!FORMS.has(form)) throw notFound()
+    const size = rawSize === '_tb' ? 'tb' : rawSize
+    if (form === 'ui') return this.profileImage(req, segments)
+    if (!SIZES.has(size)) throw notFound()
+    if (OPEN_FORMS.has(form)) {
+      const file = await this.findByName(segments)
+      if (!file) throw notFound()
+      return this.render(file, form === 'odn' ? 'full' : size, IMMUTABLE)
+    }
+    const actor = await this.actorOf(req)
+    if (!actor) throw new Refused(403)
+    if (form === 'oin') {
+      const file = await this.findByName(segments)
+      if (!file || !(await this.media.visibleTo(actor, file))) throw notFound()
+      return this.render(file, size, PRIVATE)
+    }
+    const book = await this.bookFor(actor, segments[2], segments[3])
+    let file: MediaFile | null = null
+    switch (form) {
+      case 'ic':
+      case 'oic':
+      case 'dc':
+      case 'odc': {
+        const smid = this.idOf(segments[4])
+        const mdc = this.idOf(segments[5])
+        const type = form === 'ic' || form === 'oic' ? 'media' : 'doc'
+        file = await this.media.byCount(book.id, smid, type, mdc)
+        break
+      }
+      case 'ii':
+      case 'oii':
+      case 'di':
+      case 'odi':
+        file = await this.media.byId(book.id, this.idOf(segments[4]))
+        break
+      case 'last':
+        file = await this.media.lastImage(book.id)
+        if (!file) throw notFound()
+        return this.render(file, size, 'private, no-cache')
+    }
+    if (!file) throw notFound()
+    return this.render(file, form.startsWith('od') ? 'full' : size, PRIVATE)
+  }
+
+  private idOf(segment: string | undefined) {
+    if (!segment || !/^\d{1,15}$/.test(segment)) throw notFound()
+    return Number(segment)
+  }
+
+  /** The name segment: right after the size, or after b_o and b_c (the oin example). */
+  private async findByName(segments: string[]) {
+    for (const index of [2, 4]) {
+      const candidate = segments[index]
+      if (!candidate) continue
+      const file = await this.media.byName(candidate)
+      if (file) return file
+    }
+    return null
+  }
+
+  private async params(req: IncomingMessage) {
+    const query = parseQuery(req.url)
+    if (req.method !== 'POST') return query
+    const parsed = await parseBody(req, BODY_LIMITS).catch(() => null)
+    await parsed?.cleanup()
+    return mergeParams(query, parsed?.params ?? {})
+  }
+
+  /** The caller's session, or null (missing, unknown, expired or mismatched). */
+  private async actorOf(req: IncomingMessage): Promise<Actor | null> {
+    const credentials = credentialsOf(await this.params(req))
+    if (credentials.sesskey === '' || credentials.o_u === '') return null
+    try {
+      return await resolveActor(this.access, this.users, credentials)
+    } catch {
+      return null
+    }
+  }
+
+  private async bookFor(actor: Actor, b_o?: string, b_c?: string): Promise<BookRef> {
+    try {
+      return await this.bookAccess.resolveFor(actor, b_o ?? '', b_c ?? '', 'read')
+    } catch {
+      throw notFound()
+    }
+  }
+
+  /** A file at a size: derivatives for images, the file itself for audio/video, an icon for a document's tb. */
+  private async render(file: MediaFile, size: string, cacheControl: string): Promise<Servable> {
+    const fileName = urlName(file)
+    const disposition = INLINE(file) ? 'inline' : 'attachment'
+    if (size !== 'full') {
+      if (file.kind === 'image' && isDecodableImage(file.ext)) {
+        let derived: { key: string; mime: string }
+        try {
+          derived = await this.derivatives.derivative(file, size)
+        } catch {
+          // A corrupt image has no derivatives: its icon stands in.
+          return shippedFile(iconOf(file), cacheControl)
+        }
+        return this.stored(derived.key, derived.mime, 'inline', fileName, cacheControl)
+      }
+      if (file.kind === 'doc' || size === 'tb') return shippedFile(iconOf(file), cacheControl)
+    }
+    return this.stored(file.storage_key, file.mime, disposition, fileName, cacheControl)
+  }
+
+  private async stored(
+    key: string,
+    mime: string,
+    disposition: 'inline' | 'attachment',
+    fileName: string,
+    cacheControl: string
+  ): Promise<Servable> {
+    const info = await this.store.stat(key)
+    if (!info) throw notFound()
+    return {
+      ...info,
+      mime,
+      disposition,
+      fileName,
+      cacheControl,
+      open: (range) => this.store.read(key, range),
+    }
+  }
+
+  /**
+   * /dbi/ui/{tb|full}/{userId}/{sstamp}: any other size is tb; a requester
+   * who is not the user or a direct contact gets the default icon. The URL
+   * with the current stamp may be cached for good; another stamp may not.
+   */
+  private async profileImage(req: IncomingMessage, segments: string[]): Promise<Servable> {
+    const size = segments[1] === 'full' ? 'full' : 'tb'
+    const defaultIcon = () => shippedFile(`${ICONS_DIR}/user.png`, 'private, no-cache')
+    const actor = await this.actorOf(req)
+    const userCode = segments[2] ?? ''
+    if (!actor || userCode === '') return defaultIcon()
+    const current = await this.profiles.imageOf(actor, userCode)
+    if (!current) return defaultIcon()
+    const fresh = segments[3] === String(current.stamp)
+    return this.render(
+      current.file,
+      size,
+      fresh ? 'private, max-age=31536000, immutable' : 'private, no-cache'
+    )
+  }
+}

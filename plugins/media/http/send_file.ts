@@ -1,0 +1,128 @@
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+
+/** What is served: its bytes (a stream, from an optional range), size and date. */
+export interface Servable {
+  size: number
+  lastModified: Date
+  mime: string
+  /** inline (images, audio, video, PDF) or attachment, with the client's file name. */
+  disposition: 'inline' | 'attachment'
+  fileName: string
+  cacheControl: string
+  open(range?: { start: number; end: number }): Promise<Readable>
+}
+
+/** A file shipped with the plugin (icons). */
+export async function shippedFile(path: string, cacheControl: string): Promise<Servable> {
+  const info = await stat(path)
+  return {
+    size: info.size,
+    lastModified: info.mtime,
+    mime: 'image/png',
+    disposition: 'inline',
+    fileName: path.replace(/^.*\//, ''),
+    cacheControl,
+    open: async (range) => createReadStream(path, range),
+  }
+}
+
+/** RFC 6266 / 5987: an ASCII fallback and the exact UTF-8 name. */
+function contentDisposition(kind: string, name: string) {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_')
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
+}
+
+/** One `bytes=a-b` range (suffix and open forms too); null when absent or not a single range. */
+function parseRange(header: string | undefined, size: number) {
+  if (!header) return null
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  if (!match) return null
+  const [, first, last] = match
+  if (first === '' && last === '') return null
+  let start: number
+  let end: number
+  if (first === '') {
+    start = Math.max(size - Number(last), 0)
+    end = size - 1
+  } else {
+    start = Number(first)
+    end = last === '' ? size - 1 : Math.min(Number(last), size - 1)
+  }
+  if (start > end || start >= size) return 'unsatisfiable' as const
+  return { start, end }
+}
+
+/** A bare status: no body details, never a stack trace. */
+export function sendStatus(res: ServerResponse, status: 403 | 404 | 500) {
+  if (res.headersSent) return res.destroy()
+  res.writeHead(status, {
+    'Content-Type': 'text/plain',
+    'Content-Length': '0',
+    'Cache-Control': 'no-store',
+  })
+  res.end()
+}
+
+/**
+ * Serves a file the way browsers need to play and seek audio and video:
+ * ETag and Last-Modified with 304, single byte ranges (206, 416), HEAD,
+ * Content-Type from the stored (sniffed) type, nosniff.
+ */
+export async function sendFile(req: IncomingMessage, res: ServerResponse, file: Servable) {
+  const etag = `"${file.size.toString(16)}-${Math.floor(file.lastModified.getTime() / 1000).toString(16)}"`
+  const headers: Record<string, string> = {
+    'Content-Type': file.mime,
+    'Content-Disposition': contentDisposition(file.disposition, file.fileName),
+    'ETag': etag,
+    'Last-Modified': file.lastModified.toUTCString(),
+    'Cache-Control': file.cacheControl,
+    'Accept-Ranges': 'bytes',
+    'X-Content-Type-Options': 'nosniff',
+  }
+  const ifNoneMatch = req.headers['if-none-match']
+  const ifModifiedSince = req.headers['if-modified-since']
+  const notModified = ifNoneMatch
+    ? ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
+    : ifModifiedSince
+      ? Math.floor(file.lastModified.getTime() / 1000) <= Date.parse(ifModifiedSince) / 1000
+      : false
+  if (notModified) {
+    delete headers['Content-Type']
+    delete headers['Content-Disposition']
+    res.writeHead(304, headers)
+    res.end()
+    return
+  }
+  let range = parseRange(req.headers.range, file.size)
+  // If-Range: a range only applies to the version the client has.
+  const ifRange = req.headers['if-range']
+  if (range && ifRange && ifRange !== etag && ifRange !== headers['Last-Modified']) range = null
+  if (range === 'unsatisfiable') {
+    res.writeHead(416, { 'Content-Range': `bytes */${file.size}`, 'Content-Length': '0' })
+    res.end()
+    return
+  }
+  if (range) {
+    headers['Content-Range'] = `bytes ${range.start}-${range.end}/${file.size}`
+    headers['Content-Length'] = String(range.end - range.start + 1)
+    res.writeHead(206, headers)
+  } else {
+    headers['Content-Length'] = String(file.size)
+    res.writeHead(200, headers)
+  }
+  if (req.method === 'HEAD' || file.size === 0) {
+    res.end()
+    return
+  }
+  const stream = await file.open(range ?? undefined)
+  try {
+    await pipeline(stream, res)
+  } catch {
+    // The client went away mid-file (seeking does this): nothing more to send.
+    stream.destroy()
+  }
+}

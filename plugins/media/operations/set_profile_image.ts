@@ -1,0 +1,23 @@
+import { inject } from '@adonisjs/core'
+import vine from '@vinejs/vine'
+import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
+import { ProfileService } from '../services/profile_service.js'
+
+const validator = vine.compile(vine.object({}))
+
+/** setProfileImage (extension): multipart part `qqfile`, an image; answers uimgStamp and the /dbi/ui URLs. */
+@inject()
+export default class SetProfileImage extends BaseOperation {
+  static operation = 'setProfileImage'
+  static writes = true
+  static validator = validator
+
+  constructor(private profiles: ProfileService) {
+    super()
+  }
+
+  async handle(_input: unknown, ctx: OperationContext) {
+    const file = ctx.files.find((candidate) => candidate.field === 'qqfile') ?? ctx.files[0]
+    return this.profiles.setProfileImage(ctx.actor!, file)
+  }
+}

@@ -1,0 +1,503 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import type { Actor } from '#core/rpc/base_operation'
+import { rpcError } from '#core/rpc/errors'
+import { StampService } from '#core/services/stamp_service'
+import type { UploadedFile } from '#core/rpc/params'
+import { BookAccessService } from '#plugins/books/services/book_access_service'
+import { BookService } from '#plugins/books/services/book_service'
+import { MessageWriter } from '#plugins/books/services/message_writer'
+import { RowsService } from '#plugins/tables/services/rows_service'
+import { TableAccess } from '#plugins/tables/services/table_access'
+import { ValuesService } from '#plugins/tables/services/values_service'
+import mediaConfig from '../config.js'
+import { identify, isDecodableImage, sniffFile, type MediaKind } from '../lib/sniff.js'
+import { KeyedLock } from '../lib/keyed_lock.js'
+import { CorruptImageError, DerivativeService, ImageTooLargeError } from './derivative_service.js'
+import { MediaStore } from './media_store.js'
+
+/** A row of media_files. */
+export interface MediaFile {
+  id: number
+  uuid: string
+  intern_name: string
+  storage_key: string
+  origin_name: string
+  ext: string
+  mime: string
+  kind: MediaKind
+  size: number
+  width: number | null
+  height: number | null
+  purpose: 'message' | 'cell' | 'profile' | 'cover'
+  owner_id: number
+  book_id: number | null
+  smid: number | null
+  row_id: number | null
+  field_id: number | null
+  del: boolean | number
+  created: number
+}
+
+/** A file moved into storage, not yet recorded. */
+export interface StoredUpload {
+  uuid: string
+  internName: string
+  key: string
+  originName: string
+  ext: string
+  mime: string
+  kind: MediaKind
+  size: number
+  width: number | null
+  height: number | null
+}
+
+/** Where an upload goes: a message (smid, or the message uuid with its book) or a file cell. */
+export interface UploadTarget {
+  smid?: number
+  uuid?: string
+  rowId?: string
+  fieldId?: number
+  b_o?: string
+  b_c?: string
+  bypassUrlTrigger?: boolean
+}
+
+/** Wire `type` (2.5, 2.11): 'doc' for documents, 'media' for images, audio and video. */
+export const wireType = (kind: string) => (kind === 'doc' ? 'doc' : 'media')
+
+/** The file name segment of a URL: the client's name, reduced to safe characters. */
+export function urlName(file: { origin_name: string; ext: string }) {
+  const cleaned = file.origin_name
+    .replace(/[^\w.\- ]+/g, '')
+    .trim()
+    .replace(/\s+/g, '_')
+  return cleaned === '' ? `file.${file.ext}` : cleaned.slice(0, 100)
+}
+
+const ROW_CACHE_MS = 5000
+
+/**
+ * Uploads and stored files: storage under server-made names, content
+ * sniffing and limits, attachment to messages (through the books plugin's
+ * MessageWriter) and file cells (through the tables plugin's RowsService),
+ * profile images and book covers, and the lookups of the /dbi URLs.
+ */
+@inject()
+export class MediaService {
+  private locks = new KeyedLock()
+  /** uuid/internName -> row: a cached /dbi/in request reads no database. */
+  private byNameCache = new Map<string, { row: MediaFile; at: number }>()
+
+  constructor(
+    private store: MediaStore,
+    private derivatives: DerivativeService,
+    private bookAccess: BookAccessService,
+    private books: BookService,
+    private messages: MessageWriter,
+    private tableAccess: TableAccess,
+    private rows: RowsService,
+    private values: ValuesService,
+    private stamps: StampService
+  ) {}
+
+  // ---- storing --------------------------------------------------------------
+
+  /**
+   * Checks an uploaded file (size, content type from its bytes, pixel count
+   * of images from the header) and moves it into storage under a server-made
+   * name. Nothing is recorded yet: the caller records it or discards it.
+   */
+  async storeUpload(upload: { tmpPath: string; clientName: string; size: number }) {
+    if (upload.size > mediaConfig.maxUploadBytes)
+      throw rpcError(
+        'PAYLOAD_TOO_LARGE',
+        `The file exceeds ${mediaConfig.maxUploadBytes} bytes (MEDIA_MAX_UPLOAD_BYTES)`
+      )
+    if (upload.size === 0)
+      throw rpcError('INVALID_PARAMETER', 'The file is empty', { field: 'qqfile' })
+    const originName = String(upload.clientName ?? '')
+      .replace(/^.*[\\/]/, '')
+      .slice(0, 255)
+    const found = identify(await sniffFile(upload.tmpPath), originName)
+    let width: number | null = null
+    let height: number | null = null
+    if (found.kind === 'image' && isDecodableImage(found.ext)) {
+      try {
+        ;({ width, height } = await this.derivatives.probe(upload.tmpPath))
+      } catch (error) {
+        if (error instanceof ImageTooLargeError)
+          throw rpcError('PAYLOAD_TOO_LARGE', `${error.message} (MEDIA_MAX_PIXELS)`)
+        if (error instanceof CorruptImageError)
+          throw rpcError('INVALID_PARAMETER', `Corrupt image: ${error.message}`, {
+            field: 'qqfile',
+          })
+        throw error
+      }
+    }
+    const internName = `${randomBytes(16).toString('hex')}.${found.ext}`
+    const key = `files/${internName.slice(0, 2)}/${internName}`
+    await this.store.putFile(key, upload.tmpPath)
+    return {
+      uuid: randomUUID(),
+      internName,
+      key,
+      originName: originName || `file.${found.ext}`,
+      ext: found.ext,
+      mime: found.mime,
+      kind: found.kind,
+      size: upload.size,
+      width,
+      height,
+    } satisfies StoredUpload
+  }
+
+  async record(
+    stored: StoredUpload,
+    owner: number,
+    where: Pick<MediaFile, 'purpose'> &
+      Partial<Pick<MediaFile, 'book_id' | 'smid' | 'row_id' | 'field_id'>>
+  ): Promise<number> {
+    const [inserted] = await db
+      .table('media_files')
+      .insert({
+        uuid: stored.uuid,
+        intern_name: stored.internName,
+        storage_key: stored.key,
+        origin_name: stored.originName,
+        ext: stored.ext,
+        mime: stored.mime,
+        kind: stored.kind,
+        size: stored.size,
+        width: stored.width,
+        height: stored.height,
+        owner_id: owner,
+        del: false,
+        created: Math.floor(Date.now() / 1000),
+        book_id: where.book_id ?? null,
+        smid: where.smid ?? null,
+        row_id: where.row_id ?? null,
+        field_id: where.field_id ?? null,
+        purpose: where.purpose,
+      })
+      .returning('id')
+    return Number(typeof inserted === 'object' ? inserted.id : inserted)
+  }
+
+  /** Undoes a store (and its record): a failed attach leaves no orphan file and no row. */
+  async discard(stored: StoredUpload, id?: number) {
+    if (id !== undefined) await db.from('media_files').where('id', id).delete()
+    await this.store.delete(stored.key).catch(() => {})
+  }
+
+  async storeFirst(file: UploadedFile | undefined) {
+    if (!file) throw rpcError('MISSING_PARAMETER', 'Missing file part: qqfile', { field: 'qqfile' })
+    return this.storeUpload(file)
+  }
+
+  // ---- fileUpload ------------------------------------------------------------
+
+  /**
+   * fileUpload (and a finished resumableUpload): the file attached to a
+   * message (smid, or the message's uuid with b_o/b_c) or to a file cell
+   * (rowId + fieldId; the book is worked out from them). The target is
+   * checked before anything is stored.
+   */
+  async upload(actor: Actor, target: UploadTarget, file: UploadedFile | undefined) {
+    const resolved = await this.resolveTarget(actor, target)
+    const stored = await this.storeFirst(file)
+    return resolved.kind === 'message'
+      ? this.attachToMessage(actor, resolved, stored)
+      : this.attachToCell(actor, resolved, stored)
+  }
+
+  /** Checks a target as upload() would, storing nothing (resumable upload creation). */
+  async checkTarget(actor: Actor, target: UploadTarget) {
+    await this.resolveTarget(actor, target)
+  }
+
+  private async resolveTarget(actor: Actor, target: UploadTarget) {
+    const cell = target.fieldId !== undefined || (target.rowId ?? '') !== ''
+    return cell ? this.cellTarget(actor, target) : this.messageTarget(actor, target)
+  }
+
+  private async messageTarget(actor: Actor, target: UploadTarget) {
+    if (!target.smid && !target.uuid)
+      throw rpcError('MISSING_PARAMETER', 'Missing parameter: smid (or rowId and fieldId)', {
+        field: 'smid',
+      })
+    const located = await this.messages.locate(actor, target)
+    await this.messages.assertCanChange(actor, located.book, located.row)
+    if (located.row.del) throw rpcError('NOT_FOUND', 'Message not found')
+    return { kind: 'message' as const, smid: Number(located.row.smid), book: located.book }
+  }
+
+  private async attachToMessage(
+    actor: Actor,
+    target: Awaited<ReturnType<MediaService['messageTarget']>>,
+    stored: StoredUpload
+  ) {
+    const { smid, book } = target
+    return this.locks.run(`msg:${smid}`, async () => {
+      let id: number | undefined
+      try {
+        id = await this.record(stored, actor.user.id, {
+          purpose: 'message',
+          book_id: book.id,
+          smid,
+        })
+        const { row } = await this.messages.locate(actor, { smid })
+        const medias = parseList(row.medias)
+        const entry = {
+          id,
+          ext: stored.ext,
+          originName: stored.originName,
+          internName: stored.internName,
+          uuid: stored.uuid,
+          size: stored.size,
+          type: wireType(stored.kind) as 'media' | 'doc',
+          emailCid: '',
+          del: false,
+        }
+        medias.push(entry)
+        const live = medias.filter((media) => !media.del)
+        const sameType = live.filter((media) => media.type === entry.type)
+        const nbMedias = live.filter((media) => media.type !== 'doc').length
+        const nbDocs = live.length - nbMedias
+        const result = await this.messages.setAttachments(smid, {
+          medias,
+          nbMedias: Math.max(Number(row.nb_medias ?? 0), nbMedias),
+          nbDocs: Math.max(Number(row.nb_docs ?? 0), nbDocs),
+        })
+        if (stored.kind === 'image') await this.books.setLastMedia(book.id, id)
+        return this.answer(stored, id, { smid, mdc: sameType.length, book, sstamp: result.sstamp })
+      } catch (error) {
+        await this.discard(stored, id)
+        throw error
+      }
+    })
+  }
+
+  private async cellTarget(actor: Actor, target: UploadTarget) {
+    const rowKey = String(target.rowId ?? '').trim()
+    if (target.fieldId === undefined)
+      throw rpcError('MISSING_PARAMETER', 'Missing parameter: fieldId', { field: 'fieldId' })
+    if (rowKey === '')
+      throw rpcError('MISSING_PARAMETER', 'Missing parameter: rowId', { field: 'rowId' })
+    const isTmp = rowKey.startsWith('tmp')
+    if (!isTmp && !/^\d+$/.test(rowKey))
+      throw rpcError('INVALID_PARAMETER', 'Invalid parameter rowId: not a row id', {
+        field: 'rowId',
+      })
+    const catId = await this.tableAccess.inferCategory({ fieldId: target.fieldId })
+    const scope = await this.tableAccess.forCategory(actor, catId, 'write', target.b_o)
+    if (target.b_c && target.b_c !== scope.book.b_c) throw rpcError('NOT_FOUND', 'Table not found')
+    const field = scope.category.fields.find((candidate) => candidate.id === target.fieldId)
+    if (!field || field.type !== 'files')
+      throw rpcError('INVALID_PARAMETER', `Field ${target.fieldId} is not a files field`, {
+        field: 'fieldId',
+      })
+    const readCell = async () => {
+      if (isTmp) return []
+      const { tableValues } = await this.values.subset(actor, {
+        catId,
+        b_o: scope.book.b_o,
+        fieldIds: [field.id],
+        rowIds: [Number(rowKey)],
+      })
+      if (tableValues.length === 0) throw rpcError('NOT_FOUND', `Row ${rowKey} not found`)
+      return parseList(tableValues[0][0])
+    }
+    await readCell()
+    return {
+      kind: 'cell' as const,
+      rowKey,
+      isTmp,
+      field,
+      book: scope.book,
+      readCell,
+      bypassUrlTrigger: target.bypassUrlTrigger,
+    }
+  }
+
+  private async attachToCell(
+    actor: Actor,
+    target: Awaited<ReturnType<MediaService['cellTarget']>>,
+    stored: StoredUpload
+  ) {
+    const { rowKey, isTmp, field, book, readCell } = target
+    return this.locks.run(`cell:${rowKey}:${field.id}`, async () => {
+      let id: number | undefined
+      try {
+        id = await this.record(stored, actor.user.id, {
+          purpose: 'cell',
+          book_id: book.id,
+          row_id: isTmp ? null : Number(rowKey),
+          field_id: field.id,
+        })
+        const list = await readCell()
+        const entry = {
+          id,
+          uuid: stored.uuid,
+          name: stored.originName,
+          originName: stored.originName,
+          internName: stored.internName,
+          ext: stored.ext,
+          size: stored.size,
+          type: wireType(stored.kind),
+          mime: stored.mime,
+        }
+        list.push(entry)
+        const written = await this.rows.updateValue(actor, {
+          rowId: rowKey,
+          fieldId: field.id,
+          value: list,
+          b_o: book.b_o,
+          bypassUrlTrigger: target.bypassUrlTrigger ?? true,
+          source: 'api',
+        })
+        let rowId = isTmp ? 0 : Number(rowKey)
+        if (isTmp) {
+          rowId = Number(written.newRows[0]?.id ?? 0)
+          await db.from('media_files').where('id', id).update({ row_id: rowId })
+        }
+        const sameType = list.filter((item) => item.type === entry.type)
+        return this.answer(stored, id, {
+          rowId,
+          fieldId: field.id,
+          mdc: sameType.length,
+          book,
+          sstamp: await this.stamps.watermark(),
+        })
+      } catch (error) {
+        await this.discard(stored, id)
+        throw error
+      }
+    })
+  }
+
+  /** Every field of 2.11 and of client-facts' cell upload answer. */
+  private answer(
+    stored: StoredUpload,
+    id: number,
+    where: {
+      smid?: number
+      rowId?: number
+      fieldId?: number
+      mdc: number
+      book: { b_o: string; b_c: string }
+      sstamp: number
+    }
+  ) {
+    const name = urlName({ origin_name: stored.originName, ext: stored.ext })
+    const base = `${mediaConfig.publicUrl}${mediaConfig.urlPrefix}/dbi/in`
+    return {
+      success: true,
+      smid: where.smid ?? 0,
+      rowId: where.rowId ?? 0,
+      fieldId: where.fieldId ?? 0,
+      row_id: where.rowId ?? 0,
+      field_id: where.fieldId ?? 0,
+      b_o: where.book.b_o,
+      b_c: where.book.b_c,
+      uuid: stored.uuid,
+      id,
+      type: wireType(stored.kind),
+      mdc: where.mdc,
+      ext: stored.ext,
+      originName: stored.originName,
+      internName: stored.internName,
+      name: stored.originName,
+      filesize: stored.size,
+      filetype: stored.mime,
+      url: `${base}/full/${stored.uuid}/${name}`,
+      gallery: `${base}/norm/${stored.uuid}/${name}`,
+      preview: `${base}/_tb/${stored.uuid}/${name}`,
+      sstamp: where.sstamp,
+    }
+  }
+
+  // ---- lookups for the /dbi URLs ---------------------------------------------
+
+  /** A live file by uuid or internal name (cached a few seconds: covers are fetched often). */
+  async byName(name: string): Promise<MediaFile | null> {
+    if (!/^[\w.-]{8,80}$/.test(name)) return null
+    const cached = this.byNameCache.get(name)
+    if (cached && Date.now() - cached.at < ROW_CACHE_MS) return cached.row
+    const column = /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(name) ? 'uuid' : 'intern_name'
+    const row = (await db
+      .from('media_files')
+      .where(column, name)
+      .where('del', false)
+      .first()) as MediaFile | null
+    if (row) {
+      if (this.byNameCache.size > 10_000) this.byNameCache.clear()
+      this.byNameCache.set(name, { row, at: Date.now() })
+    }
+    return row ?? null
+  }
+
+  async byId(bookId: number, id: number): Promise<MediaFile | null> {
+    return (
+      ((await db
+        .from('media_files')
+        .where('id', id)
+        .where('book_id', bookId)
+        .where('del', false)
+        .first()) as MediaFile | null) ?? null
+    )
+  }
+
+  /** The mdc-th (from 1) image/media or document of a message. */
+  async byCount(bookId: number, smid: number, type: 'media' | 'doc', mdc: number) {
+    if (mdc < 1) return null
+    const query = db
+      .from('media_files')
+      .where('smid', smid)
+      .where('book_id', bookId)
+      .where('del', false)
+      .orderBy('id', 'asc')
+      .offset(mdc - 1)
+      .limit(1)
+    if (type === 'doc') query.where('kind', 'doc')
+    else query.whereNot('kind', 'doc')
+    const [row] = await query
+    return (row as MediaFile) ?? null
+  }
+
+  /** The book's last image (cover "last image"). */
+  async lastImage(bookId: number): Promise<MediaFile | null> {
+    return (
+      ((await db
+        .from('media_files')
+        .where('book_id', bookId)
+        .where('kind', 'image')
+        .where('del', false)
+        .whereIn('purpose', ['message', 'cell'])
+        .orderBy('id', 'desc')
+        .first()) as MediaFile | null) ?? null
+    )
+  }
+
+  /** Whether the actor may see a file found by name through a session-bound form (oin). */
+  async visibleTo(actor: Actor, file: MediaFile) {
+    if (file.owner_id === actor.user.id) return true
+    if (file.book_id === null) return false
+    const book = await this.bookAccess.findById(file.book_id)
+    if (!book || !this.bookAccess.allows(actor, book)) return false
+    return (await this.bookAccess.rightOf(actor.user.id, book.id)) !== null
+  }
+}
+
+function parseList(value: unknown): any[] {
+  if (Array.isArray(value)) return [...value]
+  if (typeof value !== 'string' || value.trim() === '') return []
+  try {
+    const parsed = JSON.parse(value)
+    return Array.isArray(parsed) ? parsed : []
+  } catch {
+    return []
+  }
+}

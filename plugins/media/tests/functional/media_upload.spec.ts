@@ -1,0 +1,278 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
+import mediaConfig from '#plugins/media/config'
+import { dimensions, errorOf, fetchPath, files, upload } from '../helpers/media.js'
+
+/** A book with an owner and a reader, and one message of the owner. */
+async function fixture() {
+  const book = await makeBook([{ right: 1 }])
+  const call = caller(book.session)
+  const sent = ok(await call('sendMsg', { b_o: book.b_o, b_c: book.b_c, msg: 'with files' }))
+  return {
+    book,
+    call,
+    smid: sent.createMessageId as number,
+    base: { b_o: book.b_o, b_c: book.b_c },
+  }
+}
+
+test.group('fileUpload to a message', () => {
+  test('answers every field of 2.11 and updates medias, counts and lastMedia', async ({
+    assert,
+  }) => {
+    const { book, call, smid, base } = await fixture()
+    const answer = await upload(
+      book.session,
+      { ...base, smid },
+      { bytes: await files.jpeg(), name: 'Holiday photo.jpeg', type: 'text/plain' }
+    )
+    assert.equal(answer.status, 'ok', JSON.stringify(answer))
+    assert.equal(answer.smid, smid)
+    assert.isNumber(answer.id)
+    assert.equal(answer.type, 'media')
+    assert.equal(answer.mdc, 1)
+    assert.equal(answer.ext, 'jpg')
+    assert.equal(answer.originName, 'Holiday photo.jpeg')
+    assert.match(answer.internName, /^[0-9a-f]{32}\.jpg$/)
+    assert.match(answer.uuid, /^[0-9a-f-]{36}$/)
+    assert.isTrue(answer.success)
+    assert.isAbove(answer.filesize, 0)
+    assert.match(answer.url, new RegExp(`/live/dbi/in/full/${answer.uuid}/Holiday_photo.jpeg$`))
+    assert.match(answer.preview, /\/live\/dbi\/in\/_tb\//)
+    assert.match(answer.gallery, /\/live\/dbi\/in\/norm\//)
+
+    const doc = await upload(
+      book.session,
+      { ...base, smid },
+      { bytes: files.pdf(), name: 'report.pdf' }
+    )
+    assert.equal(doc.type, 'doc')
+    assert.equal(doc.mdc, 1)
+    const second = await upload(
+      book.session,
+      { ...base, smid },
+      { bytes: await files.png(), name: 'b.png' }
+    )
+    assert.equal(second.mdc, 2)
+
+    const messages = ok(await call('getBookMessages', base)).bookMessages
+    const message = messages.find((m: any) => m.smid === smid)
+    assert.equal(message.nbMedias, 2)
+    assert.equal(message.nbDocs, 1)
+    assert.deepEqual(
+      message.medias.map((m: any) => [
+        m.id,
+        m.type,
+        m.ext,
+        m.originName,
+        m.internName,
+        m.uuid,
+        m.del,
+      ]),
+      [
+        [answer.id, 'media', 'jpg', 'Holiday photo.jpeg', answer.internName, answer.uuid, false],
+        [doc.id, 'doc', 'pdf', 'report.pdf', doc.internName, doc.uuid, false],
+        [second.id, 'media', 'png', 'b.png', second.internName, second.uuid, false],
+      ]
+    )
+    assert.isAbove(message.sstamp, 0)
+    const info = ok(await call('getBookInfo', base)).book
+    assert.equal(info.lastMedia, second.id)
+  })
+
+  test('the message can be named by its uuid in its book', async ({ assert }) => {
+    const { book, call, base } = await fixture()
+    const sent = ok(await call('sendMsg', { ...base, msg: 'by uuid', uuid: 'client-uuid-1' }))
+    const answer = await upload(
+      book.session,
+      { ...base, uuid: 'client-uuid-1' },
+      { bytes: await files.webp(), name: 'w.webp' }
+    )
+    assert.equal(answer.status, 'ok', JSON.stringify(answer))
+    assert.equal(answer.smid, sent.createMessageId)
+    assert.equal(answer.ext, 'webp')
+  })
+
+  test('a reader, a stranger, an unknown message and a missing file get documented nok codes', async ({
+    assert,
+  }) => {
+    const { book, smid, base } = await fixture()
+    const jpeg = { bytes: await files.jpeg(), name: 'a.jpg' }
+    const reader = book.members[0].session
+    assert.equal(await errorOf(upload(reader, { ...base, smid }, jpeg)), 'FORBIDDEN')
+    const other = await makeBook()
+    const stranger = other.session
+    assert.equal(await errorOf(upload(stranger, { ...base, smid }, jpeg)), 'NOT_FOUND')
+    assert.equal(
+      await errorOf(upload(book.session, { ...base, smid: 99999999 }, jpeg)),
+      'NOT_FOUND'
+    )
+    assert.equal(await errorOf(upload(book.session, { ...base, smid }, null)), 'MISSING_PARAMETER')
+    assert.equal(await errorOf(upload(null, { ...base, smid }, jpeg)), 'MISSING_PARAMETER')
+    const rows = await db.from('media_files').where('smid', smid)
+    assert.lengthOf(rows, 0)
+  })
+
+  test('limits: size, pixels (before decoding) and corrupt images leave nothing behind', async ({
+    assert,
+  }) => {
+    const { book, smid, base } = await fixture()
+    const saved = { ...mediaConfig }
+    try {
+      mediaConfig.maxUploadBytes = 1000
+      const big = await upload(
+        book.session,
+        { ...base, smid },
+        { bytes: await files.jpeg(), name: 'big.jpg' }
+      )
+      assert.equal(big.errorCode, 'PAYLOAD_TOO_LARGE')
+      mediaConfig.maxUploadBytes = saved.maxUploadBytes
+      mediaConfig.maxPixels = 100 * 100
+      const bomb = await upload(
+        book.session,
+        { ...base, smid },
+        { bytes: await files.png(2000, 2000), name: 'bomb.png' }
+      )
+      assert.equal(bomb.errorCode, 'PAYLOAD_TOO_LARGE')
+      assert.include(bomb.errorMsg, 'MEDIA_MAX_PIXELS')
+    } finally {
+      Object.assign(mediaConfig, saved)
+    }
+    const corrupt = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(500, 7)])
+    const bad = await upload(book.session, { ...base, smid }, { bytes: corrupt, name: 'c.jpg' })
+    assert.equal(bad.errorCode, 'INVALID_PARAMETER')
+    assert.lengthOf(await db.from('media_files').where('smid', smid), 0)
+  })
+
+  test('types are sniffed from content, not from the name or the MIME type', async ({ assert }) => {
+    const { book, smid, base } = await fixture()
+    const png = await upload(
+      book.session,
+      { ...base, smid },
+      { bytes: await files.png(), name: 'evil.html', type: 'text/html' }
+    )
+    assert.equal(png.ext, 'png')
+    assert.equal(png.type, 'media')
+    const html = await upload(
+      book.session,
+      { ...base, smid },
+      {
+        bytes: Buffer.from('<html><script>alert(1)</script></html>'),
+        name: 'photo.jpg',
+        type: 'image/jpeg',
+      }
+    )
+    assert.equal(html.type, 'doc')
+    assert.equal(html.ext, 'bin')
+    const served = await fetchPath(`/live/dbi/odn/full/${html.uuid}/photo.jpg`)
+    assert.equal(served.headers.get('content-type'), 'application/octet-stream')
+    assert.match(served.headers.get('content-disposition')!, /^attachment/)
+    assert.equal(served.headers.get('x-content-type-options'), 'nosniff')
+    const mp3 = await upload(book.session, { ...base, smid }, { bytes: files.mp3(), name: 'song' })
+    assert.deepEqual([mp3.type, mp3.ext], ['media', 'mp3'])
+    const mp4 = await upload(
+      book.session,
+      { ...base, smid },
+      { bytes: files.mp4(), name: 'clip.bin' }
+    )
+    assert.deepEqual([mp4.type, mp4.ext], ['media', 'mp4'])
+  })
+})
+
+test.group('fileUpload to a file cell', () => {
+  test('appends to the cell, works out the book, answers the cell fields', async ({ assert }) => {
+    const book = await makeBook()
+    const call = caller(book.session)
+    const base = { b_o: book.b_o, b_c: book.b_c }
+    const table = ok(await call('createTable', { ...base, name: 'Docs', code: 'docs' }))
+    const fieldId = ok(
+      await call('createField', { b_o: book.b_o, catId: table.catId, name: 'Files', type: 'files' })
+    ).fieldId
+    const textField = ok(
+      await call('createField', {
+        b_o: book.b_o,
+        catId: table.catId,
+        name: 'Title',
+        type: 'shorttext',
+      })
+    ).fieldId
+    const rows = ok(
+      await call('createOrUpdateTableRows', {
+        b_o: book.b_o,
+        rows: JSON.stringify({ tmp1: { [textField]: 'first' } }),
+      })
+    )
+    const rowId = rows.newRows[0].id
+
+    const first = await upload(
+      book.session,
+      { rowId, fieldId },
+      { bytes: await files.jpeg(), name: 'scan.jpg' }
+    )
+    assert.equal(first.status, 'ok', JSON.stringify(first))
+    assert.equal(first.row_id, rowId)
+    assert.equal(first.field_id, fieldId)
+    assert.equal(first.b_o, book.b_o)
+    assert.equal(first.b_c, book.b_c)
+    assert.equal(first.name, 'scan.jpg')
+    assert.isAbove(first.filesize, 0)
+    assert.match(first.url, /^http:\/\/.+\/live\/dbi\/in\/full\//)
+    const second = await upload(
+      book.session,
+      { rowId, fieldId, b_o: book.b_o },
+      { bytes: files.pdf(), name: 'a.pdf' }
+    )
+    assert.equal(second.status, 'ok', JSON.stringify(second))
+
+    const subset = ok(
+      await call('getTableValueSubset', {
+        b_o: book.b_o,
+        catId: table.catId,
+        fieldIds: String(fieldId),
+        rowIds: String(rowId),
+      })
+    )
+    const cell = subset.tableValues[0][0]
+    assert.deepEqual(
+      cell.map((file: any) => [file.uuid, file.type, file.name]),
+      [
+        [first.uuid, 'media', 'scan.jpg'],
+        [second.uuid, 'doc', 'a.pdf'],
+      ]
+    )
+
+    const fresh = await upload(
+      book.session,
+      { rowId: 'tmpNEW_ROW', fieldId },
+      { bytes: await files.png(), name: 'n.png' }
+    )
+    assert.equal(fresh.status, 'ok', JSON.stringify(fresh))
+    assert.isAbove(fresh.row_id, 0)
+
+    assert.equal(
+      await errorOf(
+        upload(
+          book.session,
+          { rowId, fieldId: textField },
+          { bytes: await files.png(), name: 'x.png' }
+        )
+      ),
+      'INVALID_PARAMETER'
+    )
+    const other = await makeBook()
+    const stranger = other.session
+    assert.equal(
+      await errorOf(
+        upload(stranger, { rowId, fieldId }, { bytes: await files.png(), name: 'x.png' })
+      ),
+      'NOT_FOUND'
+    )
+    assert.lengthOf(await db.from('media_files').where('field_id', textField), 0)
+
+    const image = await fetchPath(new URL(first.preview).pathname)
+    assert.equal(image.status, 200)
+    const size = await dimensions(image.bytes)
+    assert.equal(size.width, 150)
+  })
+})

@@ -1,0 +1,115 @@
+import sharp from 'sharp'
+import { serverUrl } from '#tests/helpers/server'
+import type { Session } from '#tests/helpers/users'
+
+/** Test files made here, never fixtures from elsewhere. */
+export const files = {
+  jpeg: (width = 800, height = 600) =>
+    sharp({ create: { width, height, channels: 3, background: '#3366cc' } })
+      .jpeg()
+      .toBuffer(),
+  png: (width = 300, height = 200) =>
+    sharp({
+      create: { width, height, channels: 4, background: { r: 200, g: 10, b: 10, alpha: 0.5 } },
+    })
+      .png()
+      .toBuffer(),
+  webp: () =>
+    sharp({ create: { width: 640, height: 480, channels: 3, background: '#22aa22' } })
+      .webp()
+      .toBuffer(),
+  /** 200x100 pixels stored, EXIF orientation 6: shown 100x200. */
+  rotated: () =>
+    sharp({ create: { width: 200, height: 100, channels: 3, background: '#aa2222' } })
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .toBuffer(),
+  pdf: () =>
+    Buffer.from(
+      '%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n'
+    ),
+  mp3: () =>
+    Buffer.concat([
+      Buffer.from('ID3\x03\x00\x00\x00\x00\x00\x0a', 'latin1'),
+      Buffer.alloc(4000, 0x55),
+    ]),
+  mp4: () =>
+    Buffer.concat([
+      Buffer.from([0, 0, 0, 0x18]),
+      Buffer.from('ftypisom\x00\x00\x02\x00isomiso2', 'latin1'),
+      Buffer.alloc(20000, 0x11),
+    ]),
+}
+
+/** Multipart POST of api.php with the file as part `qqfile`. */
+export async function upload(
+  session: Session | null,
+  params: Record<string, unknown>,
+  file: { bytes: Buffer; name: string; type?: string } | null,
+  req = 'fileUpload'
+) {
+  const data = new FormData()
+  data.append('req', req)
+  data.append('version', '6.49q/6.49')
+  if (session) {
+    data.append('o_u', session.o_u)
+    data.append('u_c', session.o_u)
+    data.append('sesskey', session.sesskey)
+  }
+  for (const [key, value] of Object.entries(params)) data.append(key, String(value))
+  if (file)
+    data.append(
+      'qqfile',
+      new Blob([file.bytes], { type: file.type ?? 'application/octet-stream' }),
+      file.name
+    )
+  const response = await fetch(`${serverUrl()}/live/api.php`, { method: 'POST', body: data })
+  return (await response.json()) as Record<string, any>
+}
+
+/** GET (or another method) of a server path, with optional session parameters in the query. */
+export async function fetchPath(
+  path: string,
+  options: {
+    session?: Session | null
+    method?: string
+    headers?: Record<string, string>
+    form?: boolean
+  } = {}
+) {
+  let url = `${serverUrl()}${path}`
+  const init: RequestInit = { method: options.method ?? 'GET', headers: options.headers }
+  if (options.session) {
+    const params = new URLSearchParams({
+      o_u: options.session.o_u,
+      u_c: options.session.o_u,
+      sesskey: options.session.sesskey,
+      version: '6.49q/6.49',
+    })
+    if (options.form) {
+      init.method = 'POST'
+      init.body = params.toString()
+      init.headers = { ...options.headers, 'Content-Type': 'application/x-www-form-urlencoded' }
+    } else url += `${url.includes('?') ? '&' : '?'}${params}`
+  }
+  const response = await fetch(url, init)
+  const bytes = Buffer.from(await response.arrayBuffer())
+  return { status: response.status, headers: response.headers, bytes }
+}
+
+export async function dimensions(bytes: Buffer) {
+  const meta = await sharp(bytes).metadata()
+  return {
+    width: meta.width,
+    height: meta.height,
+    format: meta.format,
+    exif: meta.exif,
+    orientation: meta.orientation,
+  }
+}
+
+/** The errorCode of an api.php answer. */
+export async function errorOf(answer: Promise<Record<string, any>>) {
+  const body = await answer
+  return body.errorCode
+}
