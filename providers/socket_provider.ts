@@ -4,6 +4,7 @@ import { SocketHub, type HubBus } from '#core/socket/hub'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
 import { AccessService } from '#core/services/access_service'
 import { UserService } from '#core/services/user_service'
+import { drainHttpServer } from '#core/http/drain'
 
 /**
  * The realtime channel (docs/socket.md): the socket hub, the WebSocket
@@ -41,6 +42,44 @@ export default class SocketProvider {
       )
       return this.socket
     })
+    // Terminating hooks run in the order they were added, all before any provider's shutdown.
+    // Added here (the register phase), this one runs before the queue's drain (added at boot)
+    // and the HTTP server's own close (added once it listens): the front door closes first.
+    this.app.terminating(() => this.closeFrontDoor())
+  }
+
+  /**
+   * A graceful shutdown (SIGTERM) of a web process: no new connection, every
+   * WebSocket closed with 1001, every SSE stream ended, and requests in flight
+   * finished within QUEUE_SHUTDOWN_TIMEOUT (then cut). The queue drains next,
+   * then providers close the database and Redis, and the process exits.
+   */
+  private async closeFrontDoor() {
+    if (this.app.getEnvironment() !== 'web') return
+    const { default: queueConfig } = await import('#config/queue')
+    const server = await this.app.container.make('server')
+    const nodeServer = server.getNodeServer()
+    const logger = await this.app.container.make('logger')
+    logger.info(
+      { sockets: this.socket?.size ?? 0, graceMs: queueConfig.shutdownTimeoutMs },
+      'shutting down: closing sockets and streams, finishing requests'
+    )
+    // Stops accepting at once; resolves when the last request has ended.
+    const drained = nodeServer
+      ? drainHttpServer(nodeServer as any, queueConfig.shutdownTimeoutMs)
+      : Promise.resolve('drained' as const)
+    await Promise.all([this.socket?.shutdown(), this.endStreams()])
+    if ((await drained) === 'forced') {
+      logger.warn('shutting down: requests still running after the grace period were cut')
+    }
+  }
+
+  /** Ends every open SSE stream (the client sees the stream end and may reconnect elsewhere). */
+  private async endStreams() {
+    const { default: socketConfig } = await import('#config/socket')
+    if (!this.serves || !socketConfig.transmit) return
+    const transmit = await this.app.container.make('transmit')
+    for (const [stream] of transmit.getManager().getAllSubscribers()) stream.end()
   }
 
   /** Transmit's routes must exist before the router commits them (the HTTP server's boot). */

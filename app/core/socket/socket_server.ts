@@ -193,8 +193,19 @@ export class SocketServer {
 
   // ---- shutdown --------------------------------------------------------------------------
 
-  /** Closes every connection with 1001 (going away) and stops accepting new ones. */
-  async shutdown() {
+  private closed: Promise<void> | null = null
+
+  /**
+   * Closes every connection with 1001 (going away) and stops accepting new
+   * ones; a client that does not answer the close within a second is cut.
+   * Called again, answers the first call's promise.
+   */
+  shutdown() {
+    this.closed ??= this.closeAll()
+    return this.closed
+  }
+
+  private async closeAll() {
     this.closing = true
     if (this.heartbeat) clearInterval(this.heartbeat)
     this.heartbeat = null
