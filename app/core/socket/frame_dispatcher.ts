@@ -70,9 +70,12 @@ export class FrameDispatcher {
   private async route(connection: Connection, frame: Frame): Promise<OutFrame | void> {
     switch (frame.type) {
       case MessageType.ATTACH:
-      case MessageType.ATTACH_LEGACY:
-        await this.auth.authenticate(connection, frame)
-        return
+      case MessageType.ATTACH_LEGACY: {
+        // Real clients block on one frame after their attach: a book-updates-ready for the
+        // attached user is harmless (it only asks for a getAllBooks delta) and starts their sync.
+        const actor = await this.auth.authenticate(connection, frame)
+        return { type: MessageType.BOOK_UPDATES, u_c: actor.user.code }
+      }
       case MessageType.PING:
         await this.auth.authenticate(connection, frame)
         return { type: MessageType.ACK_PING, status: 'ok' }

@@ -18,17 +18,34 @@ test.group('socket: endpoint, attach, ping', (group) => {
     socket.send({ type: 9, version: '6.49' })
     const pong = await socket.ofType(10)
     assert.deepEqual(pong, { type: 10, status: 'ok' })
-    // attach itself answers nothing
-    assert.isTrue(await socket.none((frame) => frame.type !== 10, 200))
     await socket.close()
   })
 
-  test('attach with type 4, as real clients send it, works the same', async ({ assert }) => {
+  test('attach (types 7 and 4) answers one type 8 for the attached user, first', async ({
+    assert,
+  }) => {
+    for (const type of [7, 4]) {
+      const session = await login(await makeUser())
+      const socket = await connect(session)
+      socket.send({ type, version: '6.49' })
+      // Real clients (the PHP SDK) block on the one frame that follows their attach.
+      const first = await socket.next(() => true)
+      assert.deepEqual(first, { type: 8, u_c: session.o_u }, `type ${type}`)
+      socket.send({ type: 9 })
+      await socket.ofType(10)
+      assert.isTrue(await socket.none((frame) => frame.type === 8, 200), `type ${type}`)
+      assert.isTrue(socket.ws.readyState === WebSocket.OPEN)
+      await socket.close()
+    }
+  })
+
+  test('an attach with bad credentials gets no type 8', async ({ assert }) => {
     const session = await login(await makeUser())
-    const socket = await connect(session)
-    await socket.attach(4)
-    assert.isTrue(socket.ws.readyState === WebSocket.OPEN)
-    await socket.close()
+    const socket = await connect({ ...session, sesskey: 'AAAA-BBBB-CCCC-DDDD-EEEE-FFFF-GGGG' })
+    socket.send({ type: 7 })
+    const closed = await socket.closed
+    assert.equal(closed.code, 4001)
+    assert.notExists(socket.frames.find((frame) => frame.type === 8))
   })
 
   test('type given as a digit string is accepted', async ({ assert }) => {

@@ -104,12 +104,17 @@ export class TestSocket {
     }
   }
 
-  /** Attaches (type 7) and waits for a ping answer, so the attach is known to be done. */
+  /**
+   * Attaches (type 7) and waits for the attach's answer (a type 8 for the attached user) and a
+   * ping answer, so the attach is known to be done; both are consumed, so a test sees only the
+   * frames its own actions cause.
+   */
   async attach(type = 7) {
     this.send({ type, version: '6.49' })
     this.send({ type: 9 })
     const pong = await this.ofType(10)
     if (pong.status !== 'ok') throw new Error(`attach failed: ${JSON.stringify(pong)}`)
+    await this.ofType(8)
     return this
   }
 
