@@ -28,6 +28,13 @@ export default defineConfig({
     () => import('#providers/queue_provider'),
     () => import('@adonisjs/transmit/transmit_provider'),
     () => import('#providers/socket_provider'),
+    // The admin console (/admin): its middleware runs on its route group only (app/admin/routes.ts).
+    () => import('@adonisjs/core/providers/edge_provider'),
+    () => import('@adonisjs/session/session_provider'),
+    () => import('@adonisjs/shield/shield_provider'),
+    () => import('@adonisjs/auth/auth_provider'),
+    () => import('#admin/console_provider'),
+    () => import('@adonisjs/inertia/inertia_provider'),
   ],
 
   preloads: [() => import('#start/routes'), () => import('#start/kernel')],
@@ -46,6 +53,11 @@ export default defineConfig({
         ],
         name: 'functional',
         timeout: 60_000,
+      },
+      {
+        files: ['tests/browser/**/*.spec(.ts|.js)'],
+        name: 'browser',
+        timeout: 300_000,
       },
       {
         files: ['tests/fuzz/**/*.spec(.ts|.js)'],

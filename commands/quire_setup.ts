@@ -30,6 +30,12 @@ export default class QuireSetup extends BaseCommand {
       return
     }
 
+    // The admin console's bundle (public/assets), built when missing or older than its sources.
+    const { ensureConsoleBuilt } = await import('#admin/build')
+    if (await ensureConsoleBuilt(this.app.makePath())) {
+      this.logger.action('admin console built (public/assets)').succeeded()
+    }
+
     const { dataDir } = await import('#config/quire')
     const { UserService } = await import('#core/services/user_service')
     const users = await this.app.container.make(UserService)

@@ -11,6 +11,7 @@ import router from '@adonisjs/core/services/router'
 
 import ApiController from '#core/http/api_controller'
 import quireConfig from '#config/quire'
+import { registerConsole } from '#admin/routes'
 
 // Made once, and called from a closure rather than [controller, method]: the container's
 // per-request construction and method injection cost a measurable share of a small call.
@@ -25,3 +26,6 @@ router.get('/health', async ({ response }) => {
   response.header('Content-Type', 'application/json')
   return { status: 'ok' }
 })
+
+// The admin console (/admin) and `/`, which leads to it: their middleware stays on their group.
+await registerConsole(router, app)

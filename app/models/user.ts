@@ -56,6 +56,10 @@ export default class User extends BaseModel {
   @column.dateTime()
   declare previousConnectionAt: DateTime | null
 
+  /** Set when an administrator disabled the account: every sign-in is refused. */
+  @column.dateTime()
+  declare disabledAt: DateTime | null
+
   @column.dateTime({ autoCreate: true })
   declare createdAt: DateTime
 

@@ -60,6 +60,33 @@ export interface PluginManifest {
   demo?: LazyDefault<(context: { adminId: number }) => Promise<void>>
   /** The plugin's provider class: binds its services and takes part in the app's phases. */
   provider?: LazyDefault<PluginProviderClass>
+  /** Pages of the admin console (README "Console": adding a page). */
+  admin?: PluginAdminSection
+}
+
+/** One entry of the console's navigation; `path` is relative to the plugin's mount, /admin/<id>. */
+export interface PluginAdminNavEntry {
+  label: string
+  path?: string
+  /** The right an administrator needs to see it (default: the section's permission). */
+  permission?: string
+}
+
+/**
+ * A plugin's console routes, registered inside the console's route group
+ * (session, CSRF, a signed-in administrator) under the prefix /admin/<id>.
+ * Handlers render pages with `ctx.inertia.render('<id>/<page>', props)`,
+ * resolved to plugins/<id>/admin/pages/<page>.tsx by the console's bundle.
+ */
+/** Synchronous: the routes must be declared while the console's group is open. */
+export type PluginAdminRoutes = (router: Router, context: PluginRoutesContext) => void
+
+export interface PluginAdminSection {
+  /** Entries the plugin adds to the console's navigation. */
+  nav?: PluginAdminNavEntry[]
+  /** The right (getUserInfo `rights` name) an administrator needs for every page of the plugin. */
+  permission?: string
+  routes?: LazyDefault<PluginAdminRoutes>
 }
 
 /**

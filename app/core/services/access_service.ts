@@ -314,6 +314,38 @@ export class AccessService {
     })
   }
 
+  /** A user's open sesskeys, newest first (the admin console's Users page). */
+  async sessionsOf(userId: number, limit = 100) {
+    const rows = await db
+      .from('api_sessions as s')
+      .leftJoin('applications as a', 'a.id', 's.application_id')
+      .where('s.user_id', userId)
+      .whereNull('s.revoked_at')
+      .orderBy('s.id', 'desc')
+      .limit(limit)
+      .select('s.id', 's.created_at', 's.last_used_at', 's.expires_at', 'a.name as app_name')
+    return rows.map((row: any) => ({
+      id: Number(row.id),
+      appName: row.app_name ?? null,
+      createdAt: row.created_at ? new Date(row.created_at).toISOString() : null,
+      lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
+      expiresAt: row.expires_at ? new Date(row.expires_at).toISOString() : null,
+    }))
+  }
+
+  /** Drops one sesskey of a user (the admin console): its next request answers INVALID_SESSKEY. */
+  async revokeSessionOf(userId: number, sessionId: number, reason = 'console') {
+    return this.stamps.write(async ({ trx }) => {
+      const updated = await trx
+        .from('api_sessions')
+        .where('id', sessionId)
+        .where('user_id', userId)
+        .whereNull('revoked_at')
+        .update({ revoked_at: dbTimestamp(), revoked_reason: reason.slice(0, 64) })
+      return Number(updated) === 1
+    })
+  }
+
   /**
    * Every sesskey and oauthkey of a user, none kept: the authentication
    * service's revoke-others (its caller holds an auth session, not a sesskey),

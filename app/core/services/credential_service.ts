@@ -107,7 +107,8 @@ export class CredentialService {
       await this.failed(login, ip)
       return { ok: false, reason: 'invalid' }
     }
-    if (!(await this.users.verifyPassword(user, password))) {
+    // A disabled account (admin console) signs in nowhere; it counts as a wrong password.
+    if (user.disabledAt || !(await this.users.verifyPassword(user, password))) {
       await this.failed(login, ip)
       return { ok: false, reason: 'invalid' }
     }

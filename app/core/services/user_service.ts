@@ -185,6 +185,122 @@ export class UserService {
     }
   }
 
+  /** A page of users matching `search` (code, e-mail, phone or name), by id (the admin console). */
+  async search(input: { search?: string; page: number; perPage: number }) {
+    const query = db.from('users')
+    const term = input.search?.trim()
+    if (term) {
+      const like = `%${term.toLowerCase().replace(/[%_\\]/g, '')}%`
+      query.where((scope) =>
+        scope
+          .whereRaw('LOWER(code) LIKE ?', [like])
+          .orWhereRaw('LOWER(email) LIKE ?', [like])
+          .orWhereRaw('phone LIKE ?', [like])
+          .orWhereRaw('LOWER(first_name) LIKE ?', [like])
+          .orWhereRaw('LOWER(last_name) LIKE ?', [like])
+      )
+    }
+    const [{ total }] = await query.clone().count('* as total')
+    const rows = await query
+      .orderBy('id')
+      .offset((input.page - 1) * input.perPage)
+      .limit(input.perPage)
+      .select('id')
+    const users = await User.query()
+      .whereIn(
+        'id',
+        rows.map((row) => row.id)
+      )
+      .orderBy('id')
+    return { users, total: Number(total) }
+  }
+
+  /** Profile fields and the administrator flag (the admin console; a user's code never changes). */
+  async update(
+    user: User,
+    input: {
+      email?: string | null
+      phone?: string | null
+      firstName?: string
+      lastName?: string
+      isAdmin?: boolean
+    }
+  ) {
+    try {
+      await this.stamps.write(async ({ trx, stamp }) => {
+        user.useTransaction(trx)
+        if (input.email !== undefined) user.email = input.email ? normalizeEmail(input.email) : null
+        if (input.phone !== undefined) user.phone = input.phone ? normalizePhone(input.phone) : null
+        if (input.firstName !== undefined) user.firstName = input.firstName
+        if (input.lastName !== undefined) user.lastName = input.lastName
+        if (input.isAdmin !== undefined) {
+          user.isAdmin = input.isAdmin
+          user.rights = { ...user.rights, admin: input.isAdmin }
+        }
+        user.sstamp = stamp
+        await user.save()
+      })
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw rpcError('CONFLICT', 'A user with this code, e-mail or phone already exists')
+      }
+      throw error
+    }
+    return user
+  }
+
+  /** Sets a new password (the admin console's reset; the auth service's forced change has its own path). */
+  async setPassword(user: User, password: string) {
+    const passwordHash = await hash.make(password)
+    await this.stamps.write(async ({ trx, stamp }) => {
+      user.useTransaction(trx)
+      user.password = passwordHash
+      user.sstamp = stamp
+      await user.save()
+    })
+  }
+
+  /** Disables or re-enables an account; a disabled one is refused by CredentialService everywhere. */
+  async setDisabled(user: User, disabled: boolean) {
+    await this.stamps.write(async ({ trx, stamp }) => {
+      user.useTransaction(trx)
+      user.disabledAt = disabled ? DateTime.now() : null
+      user.sstamp = stamp
+      await user.save()
+    })
+  }
+
+  /** The users a user let act on their behalf, and those who let this user act on theirs. */
+  async delegationsOf(userId: number) {
+    const rows = await db
+      .from('user_delegations as d')
+      .join('users as u', 'u.id', 'd.user_id')
+      .join('users as g', 'g.id', 'd.delegate_id')
+      .where('d.user_id', userId)
+      .orWhere('d.delegate_id', userId)
+      .select(
+        'u.id as user_id',
+        'u.code as user_code',
+        'g.id as delegate_id',
+        'g.code as delegate_code'
+      )
+    return rows.map((row: any) => ({
+      userId: Number(row.user_id),
+      userCode: row.user_code as string,
+      delegateId: Number(row.delegate_id),
+      delegateCode: row.delegate_code as string,
+    }))
+  }
+
+  async revokeDelegation(userId: number, delegateId: number) {
+    await this.stamps.write(async ({ trx }) => {
+      await trx
+        .from('user_delegations')
+        .where({ user_id: userId, delegate_id: delegateId })
+        .delete()
+    })
+  }
+
   /** A free user code derived from a login (createUserAccount). */
   async freeCodeFor(login: string): Promise<string> {
     const base =

@@ -7,8 +7,8 @@ import { serverUrl } from '#tests/helpers/server'
 const LEAK = /node_modules|\/work\/|[\w/.-]+\.(?:ts|js):\d+|\bat [\w.<>]+ \(|Error: .*\n\s+at /
 
 const PATHS = [
-  '/',
   '/.env',
+  '/admin/nothing',
   '/live/api.php/../x',
   '/live/dbi/in/abc',
   '/dev/nothing',
@@ -27,6 +27,17 @@ test.group('errors outside api.php', () => {
         assert.isBelow(text.length, 2_000, `${path} (${accept})`)
       }
     })
+
+  test('/ leads to the admin console, which sends a signed-out visitor to its sign-in', async ({
+    assert,
+  }) => {
+    const root = await fetch(`${serverUrl()}/`, { redirect: 'manual' })
+    assert.equal(root.status, 302)
+    assert.equal(root.headers.get('location'), '/admin')
+    const console = await fetch(`${serverUrl()}/admin`, { redirect: 'manual' })
+    assert.equal(console.status, 303)
+    assert.equal(console.headers.get('location'), '/admin/login')
+  })
 
   test('a browser gets HTML, a program and the wire prefixes get JSON', async ({ assert }) => {
     const html = await fetch(`${serverUrl()}/nothing`, { headers: { accept: 'text/html' } })
@@ -83,7 +94,7 @@ test.group('errors outside api.php, as `npm start` serves them (development mode
       DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-dev-')),
     })
     cleanup(() => server.stop())
-    for (const path of ['/', '/.env', '/live/dbi/in/x']) {
+    for (const path of ['/.env', '/admin/nothing', '/live/dbi/in/x']) {
       for (const accept of ['text/html', 'application/json']) {
         const response = await fetch(`${server.url}${path}`, { headers: { accept } })
         const text = await response.text()

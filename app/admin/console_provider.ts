@@ -1,0 +1,25 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import { Vite } from '@adonisjs/vite'
+
+/**
+ * The admin console's provider. Binds `vite` (what Inertia and the edge
+ * layout read the built assets' manifest from) WITHOUT @adonisjs/vite's
+ * provider: that one starts a Vite dev server inside every development and
+ * test process. Quire always serves the build (public/assets, made by
+ * `npm run build:console`, which `npm install` and `quire:setup` run);
+ * `npm run dev:console` rebuilds it on change.
+ */
+export default class ConsoleProvider {
+  constructor(protected app: ApplicationService) {}
+
+  register() {
+    const vite = new Vite(false, this.app.config.get('vite'))
+    this.app.container.bind('vite' as any, () => vite)
+  }
+
+  async boot() {
+    const { default: edge } = await import('edge.js')
+    const { edgePluginVite } = await import('@adonisjs/vite/plugins/edge')
+    edge.use(edgePluginVite(await this.app.container.make('vite' as any)))
+  }
+}

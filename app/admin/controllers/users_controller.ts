@@ -1,0 +1,251 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { inject } from '@adonisjs/core'
+import vine from '@vinejs/vine'
+import type User from '#models/user'
+import { UserService } from '#core/services/user_service'
+import { AccessService } from '#core/services/access_service'
+import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
+import { SessionService } from '#plugins/auth_service/services/session_service'
+import { LoginService } from '#plugins/auth_service/services/login_service'
+import { RpcError } from '#core/rpc/errors'
+
+const PER_PAGE = 25
+
+const listQuery = vine.compile(
+  vine.object({
+    search: vine.string().trim().maxLength(100).optional(),
+    page: vine.number().withoutDecimals().min(1).max(1_000_000).optional(),
+  })
+)
+const profile = {
+  email: vine.string().trim().email().maxLength(191).optional(),
+  phone: vine.string().trim().maxLength(32).optional(),
+  firstName: vine.string().trim().maxLength(100).optional(),
+  lastName: vine.string().trim().maxLength(100).optional(),
+  isAdmin: vine.boolean().optional(),
+}
+const newUser = vine.compile(
+  vine.object({
+    code: vine
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9._@+-]{1,100}$/),
+    password: vine.string().minLength(8).maxLength(128),
+    ...profile,
+  })
+)
+const editUser = vine.compile(vine.object(profile))
+const newPassword = vine.compile(
+  vine.object({ password: vine.string().minLength(8).maxLength(128) })
+)
+const disable = vine.compile(vine.object({ disabled: vine.boolean() }))
+const twoFactor = vine.compile(
+  vine.object({ action: vine.enum(['require', 'optional', 'default', 'reset']) })
+)
+const delegation = vine.compile(
+  vine.object({
+    delegate: vine.string().trim().maxLength(191),
+    action: vine.enum(['grant', 'revoke']),
+    direction: vine.enum(['delegate', 'user']).optional(),
+  })
+)
+const revoke = vine.compile(
+  vine.object({ kind: vine.enum(['sesskey', 'auth']), id: vine.string().trim().maxLength(64) })
+)
+
+/**
+ * The console's Users pages. Every write goes through the service method the
+ * rest of Quire uses (UserService, AccessService, the auth service's
+ * AuthUserService and SessionService); the page only asks and shows.
+ */
+@inject()
+export default class UsersController {
+  constructor(
+    private users: UserService,
+    private access: AccessService,
+    private authUsers: AuthUserService,
+    private authSessions: SessionService,
+    private logins: LoginService
+  ) {}
+
+  private summary(user: User) {
+    return {
+      id: user.id,
+      code: user.code,
+      email: user.email,
+      phone: user.phone,
+      firstName: user.firstName,
+      lastName: user.lastName,
+      isAdmin: user.isAdmin,
+      disabled: Boolean(user.disabledAt),
+      lastConnectionAt: user.lastConnectionAt?.toISO() ?? null,
+      createdAt: user.createdAt?.toISO() ?? null,
+    }
+  }
+
+  async index({ inertia, request }: HttpContext) {
+    const query = await listQuery.validate(request.qs()).catch(() => ({}) as any)
+    const page = query.page ?? 1
+    const { users, total } = await this.users.search({
+      search: query.search,
+      page,
+      perPage: PER_PAGE,
+    })
+    return inertia.render('users/index', {
+      users: users.map((user) => this.summary(user)),
+      search: query.search ?? '',
+      page,
+      perPage: PER_PAGE,
+      total,
+    })
+  }
+
+  private async find(ctx: HttpContext): Promise<User> {
+    const id = Number(ctx.params.id)
+    const user = Number.isSafeInteger(id) ? await this.users.findById(id) : null
+    if (!user) ctx.response.abort('Not found', 404)
+    return user!
+  }
+
+  async show(ctx: HttpContext) {
+    const user = await this.find(ctx)
+    const authUser = await this.authUsers.find(user.id)
+    return ctx.inertia.render('users/show', {
+      user: this.summary(user),
+      twoFactor: {
+        enrolled: authUser ? this.authUsers.isEnrolled(authUser) : false,
+        policy: authUser?.totp_policy ?? null,
+        required: authUser ? this.authUsers.requiresTotp(authUser) : false,
+      },
+      delegations: await this.users.delegationsOf(user.id),
+      sesskeys: await this.access.sessionsOf(user.id),
+      authSessions: await this.authSessions.listActive(user.id),
+      errors: ctx.session.flashMessages.get('errors') ?? {},
+    })
+  }
+
+  async store(ctx: HttpContext) {
+    const input = await this.validated(ctx, newUser)
+    if (!input) return ctx.response.redirect().back()
+    const user = await this.guard(ctx, () => this.users.create(input))
+    if (!user) return ctx.response.redirect().back()
+    ctx.session.flash('notice', `User ${user.code} created`)
+    return ctx.response.redirect(`/admin/users/${user.id}`)
+  }
+
+  async update(ctx: HttpContext) {
+    const user = await this.find(ctx)
+    const input = await this.validated(ctx, editUser)
+    if (!input) return ctx.response.redirect().back()
+    const self = ctx.auth.use('web').user!
+    if (user.id === self.id && input.isAdmin === false) {
+      ctx.session.flash('errors', { isAdmin: 'You cannot remove your own administrator right' })
+      return ctx.response.redirect().back()
+    }
+    if (await this.guard(ctx, () => this.users.update(user, input)))
+      ctx.session.flash('notice', 'Saved')
+    return ctx.response.redirect().back()
+  }
+
+  async password(ctx: HttpContext) {
+    const user = await this.find(ctx)
+    const input = await this.validated(ctx, newPassword)
+    if (!input) return ctx.response.redirect().back()
+    const problems = this.logins.passwordProblems(input.password)
+    if (problems.length) {
+      ctx.session.flash('errors', { password: problems[0] })
+      return ctx.response.redirect().back()
+    }
+    await this.users.setPassword(user, input.password)
+    ctx.session.flash('notice', 'Password changed')
+    return ctx.response.redirect().back()
+  }
+
+  async disable(ctx: HttpContext) {
+    const user = await this.find(ctx)
+    const input = await this.validated(ctx, disable)
+    if (!input) return ctx.response.redirect().back()
+    if (user.id === ctx.auth.use('web').user!.id) {
+      ctx.session.flash('errors', { disabled: 'You cannot disable your own account' })
+      return ctx.response.redirect().back()
+    }
+    await this.users.setDisabled(user, input.disabled)
+    if (input.disabled) {
+      // Every way in ends with it: sesskeys and oauthkeys, and the auth service's sessions.
+      await this.access.revokeAllSessionsOf(user.id, 'disabled')
+      await this.authSessions.revokeAll(user.id, 'disabled')
+    }
+    ctx.session.flash('notice', input.disabled ? 'Account disabled' : 'Account enabled')
+    return ctx.response.redirect().back()
+  }
+
+  async twoFactor(ctx: HttpContext) {
+    const user = await this.find(ctx)
+    const input = await this.validated(ctx, twoFactor)
+    if (!input) return ctx.response.redirect().back()
+    if (input.action === 'reset') await this.authUsers.resetTotp(user)
+    else
+      await this.authUsers.setPolicy(
+        user,
+        input.action === 'require' ? 'required' : input.action === 'optional' ? 'optional' : null
+      )
+    ctx.session.flash('notice', input.action === 'reset' ? 'Two-factor reset' : 'Policy saved')
+    return ctx.response.redirect().back()
+  }
+
+  async delegate(ctx: HttpContext) {
+    const user = await this.find(ctx)
+    const input = await this.validated(ctx, delegation)
+    if (!input) return ctx.response.redirect().back()
+    const other = await this.users.findByLogin(input.delegate)
+    if (!other || other.id === user.id) {
+      ctx.session.flash('errors', { delegate: 'No such other user' })
+      return ctx.response.redirect().back()
+    }
+    // direction 'user': `other` lets this user act on its behalf (the reverse of the default).
+    const [owner, delegate] = input.direction === 'user' ? [other, user] : [user, other]
+    if (input.action === 'grant') await this.users.grantDelegation(owner.id, delegate.id)
+    else await this.users.revokeDelegation(owner.id, delegate.id)
+    ctx.session.flash(
+      'notice',
+      input.action === 'grant' ? 'Delegation granted' : 'Delegation revoked'
+    )
+    return ctx.response.redirect().back()
+  }
+
+  async revokeSession(ctx: HttpContext) {
+    const user = await this.find(ctx)
+    const input = await this.validated(ctx, revoke)
+    if (!input) return ctx.response.redirect().back()
+    if (input.kind === 'sesskey') await this.access.revokeSessionOf(user.id, Number(input.id))
+    else await this.authSessions.revoke({ userId: user.id, sessionId: input.id }, 'console')
+    ctx.session.flash('notice', 'Session revoked')
+    return ctx.response.redirect().back()
+  }
+
+  /** The validated body, or null after flashing the first message per field. */
+  private async validated<T>(
+    ctx: HttpContext,
+    validator: { validate(data: unknown): Promise<T> }
+  ): Promise<T | null> {
+    try {
+      return await validator.validate(ctx.request.body())
+    } catch (error: any) {
+      const errors: Record<string, string> = {}
+      for (const message of error?.messages ?? []) errors[message.field] ??= message.message
+      ctx.session.flash('errors', errors)
+      return null
+    }
+  }
+
+  /** A service refusal (RpcError: a taken code or e-mail...) becomes a form error. */
+  private async guard<T>(ctx: HttpContext, action: () => Promise<T>): Promise<T | null> {
+    try {
+      return await action()
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error
+      ctx.session.flash('errors', { form: error.message })
+      return null
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { NextFn } from '@adonisjs/core/types/http'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import { PluginRegistry } from '#core/plugins/plugin_registry'
+import { navigationFor, mayUse } from '#admin/navigation'
+import { SESSION_KEYS } from '#admin/sign_in'
+
+/**
+ * Every console page but the sign-in: a signed-in administrator whose
+ * console session (an auth-service session, revocable from the Users page)
+ * is still active. Anyone else is sent to the sign-in page before any
+ * handler runs: no page, no prop. Shares `me` and `nav` with every page.
+ * `permission` (a right name) narrows a plugin's pages further.
+ */
+export default class ConsoleAuthMiddleware {
+  async handle(ctx: HttpContext, next: NextFn, options: { permission?: string } = {}) {
+    const guard = ctx.auth.use('web')
+    const user = (await guard.check()) ? guard.user! : null
+    const sid = ctx.session.get(SESSION_KEYS.authSession) as string | undefined
+    const active =
+      user !== null &&
+      user.isAdmin &&
+      sid !== undefined &&
+      Boolean(
+        await db
+          .from('auth_sessions')
+          .where('public_id', sid)
+          .where('user_id', user.id)
+          .whereNull('revoked_at')
+          .first()
+      )
+    if (!active) {
+      if (user) await guard.logout()
+      ctx.session.forget(SESSION_KEYS.authSession)
+      return ctx.response.redirect('/admin/login', false, 303)
+    }
+    if (!mayUse(user, options.permission)) {
+      ctx.response.status(403)
+      return ctx.inertia.render('forbidden', { me: { code: user.code } })
+    }
+    const registry = await app.container.make(PluginRegistry)
+    ctx.inertia.share({
+      me: { code: user.code, name: `${user.firstName} ${user.lastName}`.trim() || user.code },
+      nav: navigationFor(registry, user),
+      notice: ctx.session.flashMessages.get('notice') ?? null,
+    })
+    return next()
+  }
+}

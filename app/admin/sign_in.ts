@@ -1,0 +1,24 @@
+/** What the console keeps in its (encrypted cookie) session. */
+export const SESSION_KEYS = {
+  /** The auth-service session the console sign-in opened (its public id). */
+  authSession: 'console.sid',
+  /** Its refresh token: sign-out revokes the session through it. */
+  refreshToken: 'console.rt',
+  /** A sign-in waiting for its TOTP code (or enrolment). */
+  pending: 'console.pending',
+} as const
+
+export interface PendingSignIn {
+  kind: 'totp' | 'setup'
+  token: string
+  login: string
+  /** Enrolment only: the new secret and its otpauth URI, shown once. */
+  secret?: string
+  uri?: string
+}
+
+/** The public id (`sid` claim) of an auth-service access token, read from its payload. */
+export function sessionIdOf(jwt: string): string {
+  const payload = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8'))
+  return String(payload.sid)
+}

@@ -1,0 +1,106 @@
+import { Head, Link, usePoll } from '@inertiajs/react'
+import { BarChart, Card, formatDate } from '../components/ui'
+
+interface Series {
+  hours: number[]
+  counts: number[]
+}
+interface Props {
+  counts: {
+    users: number
+    books: number
+    messages: number
+    tables: number
+    rows: number
+    sesskeys: number
+    authSessions: number
+  }
+  queue: { ok: boolean; counts: Record<string, number> | null }
+  charts: { messages: Series; rowWrites: Series }
+  activity: {
+    messages: { smid: number; text: string; at: number; book: string; author: string }[]
+    users: { id: number; code: string; email: string | null; createdAt: string }[]
+  }
+}
+
+const hourLabel = (ms: number) => `${String(new Date(ms).getHours()).padStart(2, '0')}h`
+
+/** Counts, queue health, activity and hourly charts; refreshed in place every few seconds. */
+export default function Dashboard({ counts, queue, charts, activity }: Props) {
+  usePoll(4000, { only: ['counts', 'queue', 'charts', 'activity'] })
+  const figures: [string, number, string?][] = [
+    ['Users', counts.users, '/admin/users'],
+    ['Books', counts.books, '/admin/books'],
+    ['Messages', counts.messages],
+    ['Tables', counts.tables, '/admin/tables'],
+    ['Rows', counts.rows],
+    ['Sesskeys', counts.sesskeys],
+    ['Auth sessions', counts.authSessions],
+  ]
+  return (
+    <>
+      <Head title="Dashboard" />
+      <h1>Dashboard</h1>
+      <div className="figures">
+        {figures.map(([label, value, href]) => (
+          <div className="figure" key={label} data-figure={label.toLowerCase()}>
+            <span className="value">{value.toLocaleString('en')}</span>
+            <span className="label">{href ? <Link href={href}>{label}</Link> : label}</span>
+          </div>
+        ))}
+      </div>
+      <div className="grid2">
+        <Card title="Messages per hour (last 24 h)">
+          <BarChart
+            label="messages"
+            labels={charts.messages.hours.map(hourLabel)}
+            values={charts.messages.counts}
+          />
+        </Card>
+        <Card title="Row writes per hour (last 24 h)">
+          <BarChart
+            label="row writes"
+            color="#2a9d6f"
+            labels={charts.rowWrites.hours.map(hourLabel)}
+            values={charts.rowWrites.counts}
+          />
+        </Card>
+      </div>
+      <div className="grid2">
+        <Card title="Job queue">
+          {queue.ok && queue.counts ? (
+            <div className="figures small">
+              {Object.entries(queue.counts).map(([state, count]) => (
+                <div
+                  className={state === 'dead' && count > 0 ? 'figure bad' : 'figure'}
+                  key={state}
+                >
+                  <span className="value">{count}</span>
+                  <span className="label">{state}</span>
+                </div>
+              ))}
+            </div>
+          ) : (
+            <p className="error">The queue does not answer.</p>
+          )}
+        </Card>
+        <Card title="Recent activity">
+          <ul className="activity">
+            {activity.messages.map((message) => (
+              <li key={message.smid}>
+                <span className="muted">{formatDate(message.at)}</span>{' '}
+                <strong>{message.author}</strong> in {message.book}: {message.text}
+              </li>
+            ))}
+            {activity.users.map((user) => (
+              <li key={`u${user.id}`}>
+                <span className="muted">{formatDate(user.createdAt)}</span> new user{' '}
+                <Link href={`/admin/users/${user.id}`}>{user.code}</Link>
+              </li>
+            ))}
+          </ul>
+        </Card>
+      </div>
+    </>
+  )
+}

@@ -1,0 +1,142 @@
+import { Head, Link, useForm } from '@inertiajs/react'
+import { useState, type FormEvent } from 'react'
+import { Card, FieldError, FormErrors, Pager, SearchBox, formatDate } from '../../components/ui'
+
+interface UserRow {
+  id: number
+  code: string
+  email: string | null
+  phone: string | null
+  firstName: string
+  lastName: string
+  isAdmin: boolean
+  disabled: boolean
+  lastConnectionAt: string | null
+}
+
+interface Props {
+  users: UserRow[]
+  search: string
+  page: number
+  perPage: number
+  total: number
+}
+
+function CreateUser() {
+  const form = useForm({
+    code: '',
+    email: '',
+    phone: '',
+    firstName: '',
+    lastName: '',
+    password: '',
+    isAdmin: false,
+  })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    form.transform((data) =>
+      Object.fromEntries(Object.entries(data).filter(([, value]) => value !== ''))
+    )
+    form.post('/admin/users')
+  }
+  const text = (
+    name: 'code' | 'email' | 'phone' | 'firstName' | 'lastName' | 'password',
+    label: string,
+    type = 'text'
+  ) => (
+    <label>
+      {label}
+      <input
+        name={name}
+        type={type}
+        value={form.data[name]}
+        onChange={(event) => form.setData(name, event.target.value)}
+        required={name === 'code' || name === 'password'}
+      />
+      <FieldError name={name} />
+    </label>
+  )
+  return (
+    <form onSubmit={submit} className="form-grid" aria-label="New user">
+      <FormErrors />
+      {text('code', 'User code')}
+      {text('email', 'E-mail', 'email')}
+      {text('phone', 'Phone')}
+      {text('firstName', 'First name')}
+      {text('lastName', 'Last name')}
+      {text('password', 'Password', 'password')}
+      <label className="check">
+        <input
+          type="checkbox"
+          name="isAdmin"
+          checked={form.data.isAdmin}
+          onChange={(event) => form.setData('isAdmin', event.target.checked)}
+        />
+        Administrator
+      </label>
+      <button type="submit" className="primary" disabled={form.processing}>
+        Create user
+      </button>
+    </form>
+  )
+}
+
+/** Users, searched and paged on the server; a new user's form. */
+export default function UsersIndex({ users, search, page, perPage, total }: Props) {
+  const [creating, setCreating] = useState(false)
+  return (
+    <>
+      <Head title="Users" />
+      <h1>Users</h1>
+      <Card
+        actions={
+          <button type="button" onClick={() => setCreating(!creating)}>
+            {creating ? 'Close' : 'New user'}
+          </button>
+        }
+      >
+        {creating && <CreateUser />}
+        <SearchBox path="/admin/users" value={search} placeholder="Code, e-mail, phone or name" />
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Code</th>
+                <th>Name</th>
+                <th>E-mail</th>
+                <th className="hide-sm">Phone</th>
+                <th className="hide-sm">Last connection</th>
+                <th></th>
+              </tr>
+            </thead>
+            <tbody>
+              {users.map((user) => (
+                <tr key={user.id}>
+                  <td>
+                    <Link href={`/admin/users/${user.id}`}>{user.code}</Link>
+                  </td>
+                  <td>{`${user.firstName} ${user.lastName}`.trim()}</td>
+                  <td>{user.email}</td>
+                  <td className="hide-sm">{user.phone}</td>
+                  <td className="hide-sm">{formatDate(user.lastConnectionAt)}</td>
+                  <td>
+                    {user.isAdmin && <span className="tag">admin</span>}
+                    {user.disabled && <span className="tag bad">disabled</span>}
+                  </td>
+                </tr>
+              ))}
+              {users.length === 0 && (
+                <tr>
+                  <td colSpan={6} className="muted">
+                    No user matches.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
+        <Pager page={page} perPage={perPage} total={total} path="/admin/users" query={{ search }} />
+      </Card>
+    </>
+  )
+}
