@@ -187,7 +187,7 @@ export default class MediaController {
 
   /** A file at a size: derivatives for images, the file itself for audio/video, an icon for a document's tb. */
   private async render(file: MediaFile, size: string, cacheControl: string): Promise<Servable> {
-    const fileName = urlName(file)
+    const fileName = file.origin_name || urlName(file)
     const disposition = INLINE(file) ? 'inline' : 'attachment'
     if (size !== 'full') {
       if (file.kind === 'image' && isDecodableImage(file.ext)) {

@@ -113,3 +113,15 @@ export async function errorOf(answer: Promise<Record<string, any>>) {
   const body = await answer
   return body.errorCode
 }
+
+/** The width of an image. */
+export async function widthOf(bytes: Buffer) {
+  const meta = await sharp(bytes).metadata()
+  return meta.width
+}
+
+/** The HTTP status of a path. */
+export async function statusAt(path: string, options: Parameters<typeof fetchPath>[1] = {}) {
+  const answer = await fetchPath(path, options)
+  return answer.status
+}
