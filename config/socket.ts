@@ -8,6 +8,8 @@ import env from '#start/env'
 const socketConfig = {
   /** Upgrade path of the WebSocket endpoint on the HTTP server. */
   path: env.get('SOCKET_PATH', '/live/socket'),
+  /** A port of its own for the socket (every path there is the socket), besides the HTTP server's path. */
+  port: env.get('SOCKET_PORT'),
   /** Larger frames close the connection with 1009 (message too big). */
   maxFrameBytes: env.get('SOCKET_MAX_FRAME_BYTES', 512 * 1024),
   /** Sustained frames per second per connection (token bucket refill rate). */

@@ -117,6 +117,9 @@ export default class SocketProvider {
       const nodeServer = server.getNodeServer()
       const socket = await this.app.container.make(SocketServer)
       if (nodeServer) socket.attach(nodeServer as any)
+      const { default: socketConfig } = await import('#config/socket')
+      const { default: env } = await import('#start/env')
+      if (socketConfig.port) await socket.listen(socketConfig.port, env.get('HOST', '0.0.0.0'))
     }
   }
 

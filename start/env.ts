@@ -85,6 +85,7 @@ export default await Env.create(new URL('../', import.meta.url), {
 
   /** Realtime channel (docs/socket.md): WebSocket path, frame size and rate limits, heartbeat, auth re-check. */
   SOCKET_PATH: Env.schema.string.optional(),
+  SOCKET_PORT: Env.schema.number.optional(),
   SOCKET_MAX_FRAME_BYTES: Env.schema.number.optional(),
   SOCKET_FRAMES_PER_SECOND: Env.schema.number.optional(),
   SOCKET_FRAME_BURST: Env.schema.number.optional(),

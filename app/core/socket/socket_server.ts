@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server as HttpServer } from 'node:http'
+import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, WebSocket, type RawData } from 'ws'
 import type { Logger } from '@adonisjs/core/logger'
@@ -55,13 +55,16 @@ export class SocketServer {
     return this.connections.size
   }
 
-  /** Routes upgrades of the socket path on this HTTP server to the endpoint (idempotent). */
-  attach(server: HttpServer) {
+  /**
+   * Routes upgrades of the socket path on this HTTP server to the endpoint
+   * (idempotent). `anyPath`: every upgrade is the socket's (its own port).
+   */
+  attach(server: HttpServer, { anyPath = false } = {}) {
     if (this.attached.has(server)) return
     this.attached.add(server)
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = (request.url ?? '').split('?')[0].replace(/\/+$/, '')
-      if (path !== this.config.path.replace(/\/+$/, '')) {
+      if (!anyPath && path !== this.config.path.replace(/\/+$/, '')) {
         // Another upgrade listener may own this path; alone, answer it rather than leave it hanging.
         if (server.listenerCount('upgrade') === 1) {
           socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')
@@ -77,6 +80,31 @@ export class SocketServer {
       this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws))
     })
     this.startHeartbeat()
+  }
+
+  private ownServer: HttpServer | null = null
+
+  /**
+   * Serves the socket on a port of its own as well (SOCKET_PORT), on every
+   * path: clients such as the official PHP SDK connect to `wss://host:10100/`.
+   * Plain HTTP requests there get 426 Upgrade Required.
+   */
+  async listen(port: number, host: string) {
+    const server = createServer((_request, response) => {
+      response.writeHead(426, {
+        'Connection': 'Upgrade',
+        'Upgrade': 'websocket',
+        'Content-Length': 0,
+      })
+      response.end()
+    })
+    this.attach(server, { anyPath: true })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => resolve())
+    })
+    this.ownServer = server
+    this.logger.info({ port, host }, 'socket: listening on its own port')
   }
 
   private startHeartbeat() {
@@ -226,5 +254,7 @@ export class SocketServer {
     )
     await Promise.all(closed)
     await new Promise<void>((resolve) => this.wss.close(() => resolve()))
+    const own = this.ownServer
+    if (own) await new Promise<void>((resolve) => own.close(() => resolve()))
   }
 }

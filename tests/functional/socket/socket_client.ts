@@ -131,7 +131,12 @@ export function socketUrl(base = serverUrl()) {
 
 /** Opens a socket to the test server (or `base`), optionally with a session's credentials. */
 export async function connect(session?: Session, base?: string): Promise<TestSocket> {
-  const ws = new WebSocket(socketUrl(base))
+  return connectTo(socketUrl(base), session)
+}
+
+/** Opens a socket to an exact ws:// URL. */
+export async function connectTo(url: string, session?: Session): Promise<TestSocket> {
+  const ws = new WebSocket(url)
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve())
     ws.once('error', reject)
