@@ -43,4 +43,9 @@ export default definePlugin({
   userInfo: () => import('./user_info.js'),
   demo: () => import('./database/demo.js'),
   provider: () => import('./provider.js'),
+  // Console pages (/admin/books): admin/routes.ts, admin/pages/*.tsx.
+  admin: {
+    nav: [{ label: 'Books' }],
+    routes: () => import('./admin/routes.js'),
+  },
 })

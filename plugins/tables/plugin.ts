@@ -45,4 +45,9 @@ export default definePlugin({
   },
   realtime: () => import('./socket/realtime.js'),
   provider: () => import('./provider.js'),
+  // Console pages (/admin/tables): admin/routes.ts, admin/pages/*.tsx.
+  admin: {
+    nav: [{ label: 'Tables' }],
+    routes: () => import('./admin/routes.js'),
+  },
 })

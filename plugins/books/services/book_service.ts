@@ -434,6 +434,29 @@ export class BookService {
   }
 
   /**
+   * Deletes a book (the admin console): RIGHT_ADMIN. The book is marked
+   * deleted, so members syncing with a stamp learn it is gone (del true),
+   * and its messages are no longer served.
+   */
+  async delete(actor: Actor, b_o: string, b_c: string) {
+    const book = await this.access.resolveFor(actor, b_o, b_c, 'admin')
+    await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      await trx
+        .from(TABLES.books)
+        .where('id', book.id)
+        .update({ del: true, sstamp: stamp, updated_at: new Date() })
+      afterCommit(() =>
+        emitter.emit('books:book_updated', {
+          book,
+          changes: ['deleted'],
+          actorId: actor.user.id,
+        })
+      )
+    })
+    return book
+  }
+
+  /**
    * updateBookUserPrefs (extension), and the socket's updateBookParam: the
    * member's own prefs, favorite and order. Only the member's row changes.
    */

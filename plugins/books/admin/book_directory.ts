@@ -1,0 +1,117 @@
+import db from '@adonisjs/lucid/services/db'
+import { TABLES } from '../models/records.js'
+
+/**
+ * Read-only listings for the console: every book (not one member's view of
+ * them), searched and paged in SQL, and a book's members.
+ */
+export class BookDirectory {
+  async search(input: { search?: string; page: number; perPage: number }) {
+    const query = db
+      .from(`${TABLES.books} as b`)
+      .join('users as o', 'o.id', 'b.owner_id')
+      .where('b.del', false)
+    const term = input.search
+      ?.trim()
+      .toLowerCase()
+      .replace(/[%_\\]/g, '')
+    if (term) {
+      const like = `%${term}%`
+      query.where((scope) =>
+        scope
+          .whereRaw('LOWER(b.code) LIKE ?', [like])
+          .orWhereRaw('LOWER(o.code) LIKE ?', [like])
+          .orWhereRaw('LOWER(b.owner_prefs) LIKE ?', [like])
+      )
+    }
+    const [{ total }] = await query.clone().count('* as total')
+    const rows = await query
+      .orderBy('b.id', 'desc')
+      .offset((input.page - 1) * input.perPage)
+      .limit(input.perPage)
+      .select('b.id', 'b.code', 'b.owner_prefs', 'b.archived', 'b.nb_msgs', 'o.code as owner')
+    const members = await this.memberCounts(rows.map((row) => Number(row.id)))
+    return {
+      total: Number(total),
+      books: rows.map((row) => ({
+        id: Number(row.id),
+        code: row.code as string,
+        owner: row.owner as string,
+        title: titleOf(row.owner_prefs) ?? row.code,
+        archived: Boolean(row.archived),
+        members: members.get(Number(row.id)) ?? 0,
+      })),
+    }
+  }
+
+  private async memberCounts(bookIds: number[]) {
+    const counts = new Map<number, number>()
+    if (!bookIds.length) return counts
+    const rows = await db
+      .from(TABLES.members)
+      .whereIn('book_id', bookIds)
+      .where('del', false)
+      .groupBy('book_id')
+      .select('book_id')
+      .count('* as total')
+    for (const row of rows) counts.set(Number(row.book_id), Number(row.total))
+    return counts
+  }
+
+  async find(id: number) {
+    const row = await db
+      .from(`${TABLES.books} as b`)
+      .join('users as o', 'o.id', 'b.owner_id')
+      .where('b.id', id)
+      .where('b.del', false)
+      .select(
+        'b.id',
+        'b.code',
+        'b.description',
+        'b.owner_prefs',
+        'b.archived',
+        'b.owner_id',
+        'o.code as owner',
+        'b.created_at'
+      )
+      .first()
+    if (!row) return null
+    return {
+      id: Number(row.id),
+      code: row.code as string,
+      owner: row.owner as string,
+      ownerId: Number(row.owner_id),
+      title: titleOf(row.owner_prefs) ?? row.code,
+      description: row.description as string,
+      archived: Boolean(row.archived),
+      createdAt: row.created_at ? new Date(row.created_at).toISOString() : null,
+    }
+  }
+
+  async members(bookId: number) {
+    const rows = await db
+      .from(`${TABLES.members} as m`)
+      .join('users as u', 'u.id', 'm.user_id')
+      .where('m.book_id', bookId)
+      .where('m.del', false)
+      .orderBy('m.id')
+      .select('u.id', 'u.code', 'u.email', 'm.right', 'm.invite')
+    return rows.map((row) => ({
+      userId: Number(row.id),
+      code: row.code as string,
+      email: (row.email as string | null) ?? null,
+      right: Number(row.right),
+      invite: row.invite as string,
+    }))
+  }
+}
+
+function titleOf(prefs: unknown): string | null {
+  if (typeof prefs !== 'string' || prefs === '') return null
+  try {
+    const parsed = JSON.parse(prefs)
+    return typeof parsed?.title === 'string' && parsed.title !== '' ? parsed.title : null
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,120 @@
+import { Head, Link, useForm } from '@inertiajs/react'
+import { useState, type FormEvent } from 'react'
+import { Card, FieldError, FormErrors, Pager, SearchBox } from '@console/components/ui'
+
+interface Props {
+  books: {
+    id: number
+    code: string
+    owner: string
+    title: string
+    archived: boolean
+    members: number
+  }[]
+  total: number
+  page: number
+  perPage: number
+  search: string
+}
+
+function CreateBook() {
+  const form = useForm({ code: '', title: '', owner: '' })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    form.transform((data) =>
+      Object.fromEntries(Object.entries(data).filter(([, value]) => value !== ''))
+    )
+    form.post('/admin/books')
+  }
+  return (
+    <form className="form-grid" onSubmit={submit} aria-label="New book">
+      <FormErrors />
+      <label>
+        Book code (b_c)
+        <input
+          name="code"
+          value={form.data.code}
+          onChange={(event) => form.setData('code', event.target.value)}
+          required
+        />
+        <FieldError name="code" />
+      </label>
+      <label>
+        Title
+        <input
+          name="title"
+          value={form.data.title}
+          onChange={(event) => form.setData('title', event.target.value)}
+        />
+      </label>
+      <label>
+        Owner (empty: you)
+        <input
+          name="owner"
+          value={form.data.owner}
+          placeholder="code, e-mail or phone"
+          onChange={(event) => form.setData('owner', event.target.value)}
+        />
+        <FieldError name="owner" />
+      </label>
+      <button type="submit" className="primary" disabled={form.processing}>
+        Create book
+      </button>
+    </form>
+  )
+}
+
+/** Every book, searched and paged on the server. */
+export default function BooksIndex({ books, total, page, perPage, search }: Props) {
+  const [creating, setCreating] = useState(false)
+  return (
+    <>
+      <Head title="Books" />
+      <h1>Books</h1>
+      <Card
+        actions={
+          <button type="button" onClick={() => setCreating(!creating)}>
+            {creating ? 'Close' : 'New book'}
+          </button>
+        }
+      >
+        {creating && <CreateBook />}
+        <SearchBox path="/admin/books" value={search} placeholder="Book code, title or owner" />
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Book</th>
+                <th>Title</th>
+                <th>Owner</th>
+                <th>Members</th>
+                <th></th>
+              </tr>
+            </thead>
+            <tbody>
+              {books.map((book) => (
+                <tr key={book.id}>
+                  <td>
+                    <Link href={`/admin/books/${book.id}`}>{book.code}</Link>
+                  </td>
+                  <td>{book.title}</td>
+                  <td>{book.owner}</td>
+                  <td>{book.members}</td>
+                  <td>{book.archived && <span className="tag">archived</span>}</td>
+                </tr>
+              ))}
+              {books.length === 0 && (
+                <tr>
+                  <td colSpan={5} className="muted">
+                    No book matches.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
+        <Pager page={page} perPage={perPage} total={total} path="/admin/books" query={{ search }} />
+      </Card>
+    </>
+  )
+}

@@ -1,0 +1,151 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import vine from '@vinejs/vine'
+import { UserService } from '#core/services/user_service'
+import { consoleActor } from '#admin/actor'
+import { MetaService } from '../../services/meta_service.js'
+import { ValuesService } from '../../services/values_service.js'
+
+const BOOKS_PER_PAGE = 20
+const ROWS_PER_PAGE = 50
+
+const listQuery = vine.compile(
+  vine.object({
+    search: vine.string().trim().maxLength(100).optional(),
+    page: vine.number().withoutDecimals().min(1).max(10_000_000).optional(),
+  })
+)
+
+/**
+ * The tables plugin's console pages (/admin/tables): per book its tables
+ * with their fields, views and row counts; one table's rows in a read-only
+ * grid paged on the server by ValuesService.tableValues, the method behind
+ * getTableValues (as the book's owner, on the administrator's behalf).
+ */
+@inject()
+export default class TablesController {
+  constructor(
+    private meta: MetaService,
+    private values: ValuesService,
+    private users: UserService
+  ) {}
+
+  async index({ inertia, request }: HttpContext) {
+    const query = await listQuery.validate(request.qs()).catch(() => ({}) as any)
+    const page = query.page ?? 1
+    const books = db
+      .from('table_forms as f')
+      .join('books as b', 'b.id', 'f.book_id')
+      .join('users as o', 'o.id', 'b.owner_id')
+      .where('b.del', false)
+    const term = query.search?.toLowerCase().replace(/[%_\\]/g, '')
+    if (term) {
+      const like = `%${term}%`
+      books.where((scope) =>
+        scope
+          .whereRaw('LOWER(b.code) LIKE ?', [like])
+          .orWhereRaw('LOWER(o.code) LIKE ?', [like])
+          .orWhereExists((sub) =>
+            sub
+              .from('table_categories as c')
+              .whereRaw('c.form_id = f.id')
+              .whereRaw('LOWER(c.name) LIKE ?', [like])
+          )
+      )
+    }
+    const [{ total }] = await books.clone().count('* as total')
+    const forms = await books
+      .orderBy('b.id')
+      .offset((page - 1) * BOOKS_PER_PAGE)
+      .limit(BOOKS_PER_PAGE)
+      .select('f.id as form_id', 'b.id as book_id', 'b.code', 'o.code as owner')
+    const result = []
+    for (const form of forms) {
+      const tables = []
+      for (const id of await this.meta.categoryIdsOfForm(Number(form.form_id))) {
+        const found = await this.meta.category(id)
+        if (!found) continue
+        const counted = await db.from(`tt_${id}`).count('* as total').first()
+        tables.push({
+          id,
+          name: found.category.name,
+          fields: found.category.fields.length,
+          views: found.category.views.map((view) => view.name),
+          rows: Number(counted?.total ?? 0),
+        })
+      }
+      result.push({ bookId: Number(form.book_id), book: form.code, owner: form.owner, tables })
+    }
+    return inertia.render('tables/index', {
+      books: result,
+      total: Number(total),
+      page,
+      perPage: BOOKS_PER_PAGE,
+      search: query.search ?? '',
+    })
+  }
+
+  async show(ctx: HttpContext) {
+    const catId = Number(ctx.params.catId)
+    const found = Number.isSafeInteger(catId) ? await this.meta.category(catId) : null
+    if (!found) return ctx.response.abort('Not found', 404)
+    const book = await db
+      .from('books as b')
+      .join('users as o', 'o.id', 'b.owner_id')
+      .where('b.id', found.form.bookId)
+      .select('b.id', 'b.code', 'b.owner_id', 'o.code as owner')
+      .first()
+    const owner = book ? await this.users.findById(Number(book.owner_id)) : null
+    if (!book || !owner) return ctx.response.abort('Not found', 404)
+    const query = await listQuery.validate(ctx.request.qs()).catch(() => ({}) as any)
+    const page = query.page ?? 1
+    const actor = consoleActor(owner, ctx.auth.use('web').user!)
+    const answer = await this.values.tableValues(actor, {
+      catId,
+      b_o: owner.code,
+      offset: (page - 1) * ROWS_PER_PAGE,
+      maxRows: ROWS_PER_PAGE,
+      format: 'rows',
+    })
+    const counted = await db.from(`tt_${catId}`).count('* as total').first()
+    const values = answer.tableValues as {
+      fields: { id: number; name: string; type: string }[]
+      rows: { id: number; fields: Record<string, { value: unknown }> }[]
+    }
+    const columns = found.category.fields.map((field) => ({
+      id: field.id,
+      name: field.name,
+      type: field.type,
+    }))
+    return ctx.inertia.render('tables/show', {
+      table: {
+        id: catId,
+        name: found.category.name,
+        book: book.code,
+        bookId: Number(book.id),
+        owner: book.owner,
+      },
+      fields: columns,
+      views: found.category.views.map((view) => ({
+        id: view.id,
+        name: view.name,
+        presentation: view.presentation,
+      })),
+      rows: values.rows.map((row) => ({
+        id: row.id,
+        cells: columns.map((column) => display(row.fields[column.name]?.value)),
+      })),
+      page,
+      perPage: ROWS_PER_PAGE,
+      total: Number(counted?.total ?? 0),
+    })
+  }
+}
+
+/** A cell as grid text. */
+function display(value: unknown): string {
+  if (value === null || value === undefined) return ''
+  if (typeof value === 'object') return JSON.stringify(value).slice(0, 200)
+  return String(value).slice(0, 200)
+}
