@@ -120,7 +120,6 @@ export default class UsersController {
       delegations: await this.users.delegationsOf(user.id),
       sesskeys: await this.access.sessionsOf(user.id),
       authSessions: await this.authSessions.listActive(user.id),
-      errors: ctx.session.flashMessages.get('errors') ?? {},
     })
   }
 
@@ -139,7 +138,7 @@ export default class UsersController {
     if (!input) return ctx.response.redirect().back()
     const self = ctx.auth.use('web').user!
     if (user.id === self.id && input.isAdmin === false) {
-      ctx.session.flash('errors', { isAdmin: 'You cannot remove your own administrator right' })
+      ctx.session.flash('errorsBag', { isAdmin: 'You cannot remove your own administrator right' })
       return ctx.response.redirect().back()
     }
     if (await this.guard(ctx, () => this.users.update(user, input)))
@@ -153,7 +152,7 @@ export default class UsersController {
     if (!input) return ctx.response.redirect().back()
     const problems = this.logins.passwordProblems(input.password)
     if (problems.length) {
-      ctx.session.flash('errors', { password: problems[0] })
+      ctx.session.flash('errorsBag', { password: problems[0] })
       return ctx.response.redirect().back()
     }
     await this.users.setPassword(user, input.password)
@@ -166,7 +165,7 @@ export default class UsersController {
     const input = await this.validated(ctx, disable)
     if (!input) return ctx.response.redirect().back()
     if (user.id === ctx.auth.use('web').user!.id) {
-      ctx.session.flash('errors', { disabled: 'You cannot disable your own account' })
+      ctx.session.flash('errorsBag', { disabled: 'You cannot disable your own account' })
       return ctx.response.redirect().back()
     }
     await this.users.setDisabled(user, input.disabled)
@@ -199,7 +198,7 @@ export default class UsersController {
     if (!input) return ctx.response.redirect().back()
     const other = await this.users.findByLogin(input.delegate)
     if (!other || other.id === user.id) {
-      ctx.session.flash('errors', { delegate: 'No such other user' })
+      ctx.session.flash('errorsBag', { delegate: 'No such other user' })
       return ctx.response.redirect().back()
     }
     // direction 'user': `other` lets this user act on its behalf (the reverse of the default).
@@ -233,7 +232,7 @@ export default class UsersController {
     } catch (error: any) {
       const errors: Record<string, string> = {}
       for (const message of error?.messages ?? []) errors[message.field] ??= message.message
-      ctx.session.flash('errors', errors)
+      ctx.session.flash('errorsBag', errors)
       return null
     }
   }
@@ -244,7 +243,7 @@ export default class UsersController {
       return await action()
     } catch (error) {
       if (!(error instanceof RpcError)) throw error
-      ctx.session.flash('errors', { form: error.message })
+      ctx.session.flash('errorsBag', { form: error.message })
       return null
     }
   }

@@ -106,7 +106,7 @@ export default class BooksController {
     const administrator = ctx.auth.use('web').user!
     const owner = input.owner ? await this.users.findByLogin(input.owner) : administrator
     if (!owner) {
-      ctx.session.flash('errors', { owner: 'No such user' })
+      ctx.session.flash('errorsBag', { owner: 'No such user' })
       return ctx.response.redirect().back()
     }
     const created = await this.guard(ctx, () =>
@@ -205,7 +205,7 @@ export default class BooksController {
       return await action()
     } catch (error) {
       if (!(error instanceof RpcError)) throw error
-      ctx.session.flash('errors', { form: error.message })
+      ctx.session.flash('errorsBag', { form: error.message })
       return null
     }
   }
@@ -219,7 +219,7 @@ export default class BooksController {
     } catch (error: any) {
       const errors: Record<string, string> = {}
       for (const message of error?.messages ?? []) errors[message.field] ??= message.message
-      ctx.session.flash('errors', errors)
+      ctx.session.flash('errorsBag', errors)
       return null
     }
   }

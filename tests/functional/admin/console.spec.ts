@@ -1,0 +1,499 @@
+import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import { ensureConsoleBuilt } from '#admin/build'
+import { makeUser, login, TEST_PASSWORD } from '#tests/helpers/users'
+import { rpc } from '#tests/helpers/rpc'
+import { UserService } from '#core/services/user_service'
+import { authUsers, codeFor, nextStep, resetAuthState } from '#plugins/auth_service/tests/helpers'
+import { ConsoleClient } from './console_client.js'
+
+const users = await app.container.make(UserService)
+
+/** Every page of the console, core and contributed (ids filled once data exists). */
+const PAGES = [
+  '/admin',
+  '/admin/users',
+  '/admin/users/1',
+  '/admin/plugins',
+  '/admin/books',
+  '/admin/books/1',
+  '/admin/tables',
+  '/admin/tables/1',
+]
+const WRITES = [
+  '/admin/users',
+  '/admin/users/1',
+  '/admin/users/1/password',
+  '/admin/users/1/disable',
+  '/admin/books',
+  '/admin/books/1/delete',
+]
+
+async function signedInAdmin() {
+  const admin = await makeUser({ isAdmin: true })
+  const client = new ConsoleClient()
+  const answer = await client.signIn(admin.email!, TEST_PASSWORD)
+  if (answer.location !== '/admin')
+    throw new Error(`sign-in failed: ${answer.status} ${answer.location}`)
+  return { admin, client }
+}
+
+/** The props of a page, from an Inertia visit. */
+async function propsOf(client: ConsoleClient, path: string) {
+  const answer = await client.get(path)
+  if (answer.status !== 200 || !answer.page)
+    throw new Error(`${path}: ${answer.status} ${answer.text.slice(0, 200)}`)
+  return answer.page
+}
+
+test.group('admin console: who gets in', (group) => {
+  group.setup(async () => {
+    await ensureConsoleBuilt(app.makePath())
+  })
+  group.each.setup(() => resetAuthState())
+
+  test('a signed-out visitor gets no page and no prop, only the way to the sign-in', async ({
+    assert,
+  }) => {
+    const visitor = new ConsoleClient()
+    for (const path of PAGES) {
+      for (const inertia of [true, false]) {
+        const answer = await visitor.get(path, { inertia })
+        assert.equal(answer.status, 303, path)
+        assert.equal(answer.location, '/admin/login', path)
+        assert.isNull(answer.page, path)
+      }
+    }
+    const before = await db.from('users').count('* as total').first()
+    await visitor.get('/admin/login')
+    for (const path of WRITES) {
+      const answer = await visitor.post(path, { code: 'intruder', password: 'whatever-1234' })
+      assert.equal(answer.status, 303, path)
+      assert.equal(answer.location, '/admin/login', path)
+    }
+    const after = await db.from('users').count('* as total').first()
+    assert.equal(Number(after.total), Number(before.total))
+  })
+
+  test('a non-administrator with the right password gets nothing, and no session is left', async ({
+    assert,
+  }) => {
+    const user = await makeUser()
+    const client = new ConsoleClient()
+    const answer = await client.signIn(user.email!, TEST_PASSWORD)
+    assert.equal(answer.location, '/admin/login')
+    const page = await client.get('/admin/login')
+    assert.equal(page.page!.props.error, 'This account may not use the console')
+    for (const path of PAGES) {
+      const visit = await client.get(path)
+      assert.equal(visit.status, 303, path)
+      assert.isNull(visit.page, path)
+    }
+    const open = await db.from('auth_sessions').where('user_id', user.id).whereNull('revoked_at')
+    assert.lengthOf(open, 0)
+  })
+
+  test('a wrong password is refused with the one message, and counts in the shared throttle', async ({
+    assert,
+  }) => {
+    const admin = await makeUser({ isAdmin: true })
+    const client = new ConsoleClient()
+    await client.signIn(admin.email!, 'wrong password')
+    const page = await client.get('/admin/login')
+    assert.equal(page.page!.props.error, 'Invalid login or password')
+    assert.equal(page.page!.props.step, 'password')
+    // createOauthkey and the console share CredentialService's counters: exhaust them on api.php.
+    const appkey = (await rpc({ req: 'createAppkey', appname: 'console-tests' })).body.appkey
+    for (let attempt = 0; attempt < 12; attempt++)
+      await rpc({ req: 'createOauthkey', appkey, login: admin.email, pwd: 'nope' })
+    await client.signIn(admin.email!, TEST_PASSWORD)
+    const throttled = await client.get('/admin/login')
+    assert.match(throttled.page!.props.error, /Too many failed sign-in attempts/)
+  })
+
+  test('without the CSRF token a sign-in is refused', async ({ assert }) => {
+    const admin = await makeUser({ isAdmin: true })
+    const client = new ConsoleClient()
+    await client.get('/admin/login')
+    const answer = await client.post(
+      '/admin/login',
+      { login: admin.email, password: TEST_PASSWORD },
+      { csrf: false }
+    )
+    assert.notEqual(answer.location, '/admin')
+    assert.isAtLeast(answer.status, 300)
+    assert.notMatch(answer.text, /node_modules|\.ts:\d+/)
+    assert.equal((await client.get('/admin')).location, '/admin/login')
+  })
+
+  test('TOTP: enrolment when the policy requires it, then a code at every sign-in', async ({
+    assert,
+  }) => {
+    const admin = await makeUser({ isAdmin: true })
+    await authUsers.setPolicy(admin, 'required')
+    const client = new ConsoleClient()
+    const first = await client.signIn(admin.email!, TEST_PASSWORD)
+    assert.equal(first.location, '/admin/login')
+    const setup = (await client.get('/admin/login')).page!.props
+    assert.equal(setup.step, 'setup')
+    assert.match(setup.setup.secret, /^[A-Z2-7]+$/)
+    // Not signed in before the code.
+    assert.equal((await client.get('/admin')).location, '/admin/login')
+    const wrong = await client.post('/admin/login/code', { code: '000000' })
+    assert.equal(wrong.location, '/admin/login')
+    assert.equal((await client.get('/admin/login')).page!.props.step, 'setup')
+    const done = await client.post('/admin/login/code', { code: await codeFor(setup.setup.secret) })
+    assert.equal(done.location, '/admin')
+    assert.equal((await propsOf(client, '/admin')).component, 'dashboard')
+
+    nextStep()
+    const again = new ConsoleClient()
+    await again.signIn(admin.email!, TEST_PASSWORD)
+    assert.equal((await again.get('/admin/login')).page!.props.step, 'totp')
+    const code = await again.post('/admin/login/code', {
+      code: await codeFor(setup.setup.secret),
+    })
+    assert.equal(code.location, '/admin')
+  })
+
+  test('sign-out ends the console session and its auth-service session', async ({ assert }) => {
+    const { admin, client } = await signedInAdmin()
+    const open = () => db.from('auth_sessions').where('user_id', admin.id).whereNull('revoked_at')
+    assert.lengthOf(await open(), 1)
+    const out = await client.post('/admin/logout')
+    assert.equal(out.location, '/admin/login')
+    assert.lengthOf(await open(), 0)
+    assert.equal((await client.get('/admin')).location, '/admin/login')
+  })
+
+  test('revoking the console session elsewhere (Users page) signs the console out', async ({
+    assert,
+  }) => {
+    const { admin, client } = await signedInAdmin()
+    const { client: other } = await signedInAdmin()
+    const [session] = await db
+      .from('auth_sessions')
+      .where('user_id', admin.id)
+      .whereNull('revoked_at')
+    await other.post(`/admin/users/${admin.id}/sessions/revoke`, {
+      kind: 'auth',
+      id: session.public_id,
+    })
+    assert.equal((await client.get('/admin')).location, '/admin/login')
+  })
+
+  test('an administrator demoted while signed in is sent away', async ({ assert }) => {
+    const { admin, client } = await signedInAdmin()
+    await users.update(admin, { isAdmin: false })
+    assert.equal((await client.get('/admin/users')).location, '/admin/login')
+  })
+})
+
+test.group('admin console: pages and their props', (group) => {
+  group.setup(async () => {
+    await ensureConsoleBuilt(app.makePath())
+  })
+  group.each.setup(() => resetAuthState())
+
+  test('the full page is HTML with the built assets and no external resource', async ({
+    assert,
+  }) => {
+    const { client } = await signedInAdmin()
+    const answer = await client.get('/admin', { inertia: false })
+    assert.equal(answer.status, 200)
+    assert.match(answer.text, /<script type="module" src="\/admin\/assets\/[^"]+\.js"/)
+    assert.notMatch(answer.text, /https?:\/\//)
+    assert.equal(answer.page!.component, 'dashboard')
+    const script = /src="(\/admin\/assets\/[^"]+\.js)"/.exec(answer.text)![1]
+    const asset = await client.get(script, { inertia: false })
+    assert.equal(asset.status, 200)
+    assert.equal(
+      (await client.get('/admin/assets/../../package.json', { inertia: false })).status,
+      404
+    )
+  })
+
+  test('dashboard: counts, queue, charts of the last 24 hours, activity, navigation', async ({
+    assert,
+  }) => {
+    const { client, admin } = await signedInAdmin()
+    const page = await propsOf(client, '/admin')
+    const { counts, queue, charts, activity, nav, me } = page.props
+    assert.equal(me.code, admin.code)
+    for (const key of ['users', 'books', 'messages', 'tables', 'rows', 'sesskeys', 'authSessions'])
+      assert.isNumber(counts[key], key)
+    assert.isTrue(queue.ok)
+    assert.lengthOf(charts.messages.hours, 24)
+    assert.lengthOf(charts.rowWrites.counts, 24)
+    assert.isArray(activity.messages)
+    assert.deepEqual(
+      nav.map((entry: any) => entry.href),
+      ['/admin', '/admin/users', '/admin/books', '/admin/tables', '/admin/plugins']
+    )
+    assert.equal(nav.find((entry: any) => entry.href === '/admin/books').source, 'books')
+  })
+
+  test('dashboard counts follow a message sent through api.php', async ({ assert }) => {
+    const { client, admin } = await signedInAdmin()
+    const session = await login(admin)
+    await rpc({
+      req: 'createBook',
+      o_u: admin.code,
+      u_c: admin.code,
+      sesskey: session.sesskey,
+      b_c: 'dash',
+    })
+    const before = (await propsOf(client, '/admin')).props
+    const sent = await rpc({
+      req: 'sendMsg',
+      o_u: admin.code,
+      u_c: admin.code,
+      sesskey: session.sesskey,
+      b_o: admin.code,
+      b_c: 'dash',
+      msg: 'hello dashboard',
+      uuid: `dash-${Date.now()}`,
+    })
+    assert.equal(sent.body.status, 'ok', sent.text)
+    const after = (await propsOf(client, '/admin')).props
+    assert.equal(after.counts.messages, before.counts.messages + 1)
+    assert.equal(after.charts.messages.counts.at(-1), before.charts.messages.counts.at(-1) + 1)
+    assert.equal(after.activity.messages[0].text, 'hello dashboard')
+  })
+
+  test('users: search and paging on the server; one user with sessions and 2FA state', async ({
+    assert,
+  }) => {
+    const { client } = await signedInAdmin()
+    const target = await makeUser()
+    const session = await login(target)
+    const found = await propsOf(client, `/admin/users?search=${target.code}`)
+    assert.equal(found.props.total, 1)
+    assert.equal(found.props.users[0].code, target.code)
+    assert.notProperty(found.props.users[0], 'password')
+    const all = await propsOf(client, '/admin/users?page=1')
+    assert.equal(all.props.perPage, 25)
+    assert.isAtLeast(all.props.total, 3)
+    const show = await propsOf(client, `/admin/users/${target.id}`)
+    assert.equal(show.component, 'users/show')
+    assert.lengthOf(show.props.sesskeys, 1)
+    assert.isFalse(show.props.twoFactor.enrolled)
+    assert.equal((await client.get('/admin/users/999999')).status, 404)
+    assert.ok(session.sesskey)
+  })
+
+  test('users: create, edit, reset password, disable, 2FA, delegation, revoke a sesskey', async ({
+    assert,
+  }) => {
+    const { client } = await signedInAdmin()
+    const code = `made${Date.now().toString(36)}`
+    const created = await client.post('/admin/users', {
+      code,
+      email: `${code}@example.test`,
+      password: 'first password 1',
+    })
+    const user = (await users.findByCode(code))!
+    assert.equal(created.location, `/admin/users/${user.id}`)
+
+    const taken = await client.post('/admin/users', { code, password: 'another password' })
+    assert.notEqual(taken.location, '/admin/users/')
+    const errors = (await propsOf(client, '/admin/users')).props.errors
+    assert.match(errors.form, /already exists/)
+
+    await client.post(`/admin/users/${user.id}`, { firstName: 'Ada', lastName: 'Lovelace' })
+    assert.equal((await users.findById(user.id))!.firstName, 'Ada')
+
+    await client.post(`/admin/users/${user.id}/password`, { password: 'second password 2' })
+    const appkey = (await rpc({ req: 'createAppkey', appname: 'console-tests' })).body.appkey
+    const oauth = await rpc({
+      req: 'createOauthkey',
+      appkey,
+      login: code,
+      pwd: 'second password 2',
+    })
+    assert.equal(oauth.body.status, 'ok')
+    const sess = await rpc({ req: 'createSesskey', o_u: code, oauthkey: oauth.body.oauthkey })
+    assert.equal(sess.body.status, 'ok')
+
+    const [sesskey] = (await propsOf(client, `/admin/users/${user.id}`)).props.sesskeys
+    await client.post(`/admin/users/${user.id}/sessions/revoke`, {
+      kind: 'sesskey',
+      id: String(sesskey.id),
+    })
+    const revoked = await rpc({
+      req: 'getUserInfo',
+      o_u: code,
+      u_c: code,
+      sesskey: sess.body.sesskey,
+    })
+    assert.equal(revoked.body.errorCode, 'INVALID_SESSKEY')
+
+    await client.post(`/admin/users/${user.id}/two-factor`, { action: 'require' })
+    assert.equal((await authUsers.find(user.id))!.totp_policy, 'required')
+
+    const delegate = await makeUser()
+    await client.post(`/admin/users/${user.id}/delegations`, {
+      delegate: delegate.code,
+      action: 'grant',
+    })
+    assert.isTrue(await users.canActOnBehalf(delegate.id, user.id))
+    await client.post(`/admin/users/${user.id}/delegations`, {
+      delegate: delegate.code,
+      action: 'revoke',
+    })
+    assert.isFalse(await users.canActOnBehalf(delegate.id, user.id))
+
+    await client.post(`/admin/users/${user.id}/disable`, { disabled: true })
+    const refused = await rpc({
+      req: 'createOauthkey',
+      appkey,
+      login: code,
+      pwd: 'second password 2',
+    })
+    assert.equal(refused.body.status, 'nok')
+    await client.post(`/admin/users/${user.id}/disable`, { disabled: false })
+    const again = await rpc({
+      req: 'createOauthkey',
+      appkey,
+      login: code,
+      pwd: 'second password 2',
+    })
+    assert.equal(again.body.status, 'ok')
+  })
+
+  test('plugins: what plugin:list shows', async ({ assert }) => {
+    const { client } = await signedInAdmin()
+    const { plugins } = (await propsOf(client, '/admin/plugins')).props
+    const ids = plugins.map((plugin: any) => plugin.id)
+    assert.includeMembers(ids, ['books', 'tables', 'auth_service'])
+    const books = plugins.find((plugin: any) => plugin.id === 'books')
+    assert.include(books.operations, 'sendMsg')
+    assert.include(books.socketTypes, '1')
+    assert.match(books.version, /^\d+\.\d+\.\d+/)
+    assert.deepEqual(books.consolePages, [{ label: 'Books', href: '/admin/books' }])
+    const tables = plugins.find((plugin: any) => plugin.id === 'tables')
+    assert.include(tables.jobs, 'tables.recompute')
+    const auth = plugins.find((plugin: any) => plugin.id === 'auth_service')
+    assert.isTrue(auth.routes.some((route: string) => route.includes('/auth/login')))
+  })
+
+  test('books: create, search, invite, change a right, archive, message browser, delete', async ({
+    assert,
+  }) => {
+    const { client, admin } = await signedInAdmin()
+    const member = await makeUser()
+    const code = `cb${Date.now().toString(36)}`
+    const created = await client.post('/admin/books', { code, title: 'Console book' })
+    const [book] = await db.from('books').where('code', code).where('owner_id', admin.id)
+    assert.equal(created.location, `/admin/books/${book.id}`)
+
+    const list = await propsOf(client, `/admin/books?search=${code}`)
+    assert.equal(list.props.total, 1)
+    assert.equal(list.props.books[0].title, 'Console book')
+
+    await client.post(`/admin/books/${book.id}/invite`, { login: member.email, right: 2 })
+    let show = await propsOf(client, `/admin/books/${book.id}`)
+    const invited = show.props.members.find((entry: any) => entry.code === member.code)
+    assert.equal(invited.invite, 'sent')
+    assert.equal(invited.right, 2)
+    // The member sees the invitation through api.php.
+    const memberSession = await login(member)
+    const books = await rpc({
+      req: 'getAllBooks',
+      o_u: member.code,
+      u_c: member.code,
+      sesskey: memberSession.sesskey,
+    })
+    assert.isTrue(JSON.stringify(books.body).includes(code))
+
+    await client.post(`/admin/books/${book.id}/members/${member.id}/right`, { right: 3 })
+    show = await propsOf(client, `/admin/books/${book.id}`)
+    assert.equal(show.props.members.find((entry: any) => entry.code === member.code).right, 3)
+
+    await client.post(`/admin/books/${book.id}/archive`, { archived: true })
+    assert.isTrue((await propsOf(client, `/admin/books/${book.id}`)).props.book.archived)
+    await client.post(`/admin/books/${book.id}/archive`, { archived: false })
+
+    const ownerSession = await login(admin)
+    for (let index = 0; index < 25; index++) {
+      await rpc({
+        req: 'sendMsg',
+        o_u: admin.code,
+        u_c: admin.code,
+        sesskey: ownerSession.sesskey,
+        b_o: admin.code,
+        b_c: code,
+        msg: `message ${index}`,
+        uuid: `${code}-${index}`,
+      })
+    }
+    const firstPage = (await propsOf(client, `/admin/books/${book.id}`)).props
+    assert.lengthOf(firstPage.messages, 20)
+    assert.equal(firstPage.messages[0].msg, 'message 24')
+    const second = (await propsOf(client, `/admin/books/${book.id}?page=2`)).props
+    assert.lengthOf(second.messages, 5)
+    const searched = (await propsOf(client, `/admin/books/${book.id}?search=message%201`)).props
+    assert.isTrue(searched.messages.every((message: any) => message.msg.startsWith('message 1')))
+
+    const deleted = await client.post(`/admin/books/${book.id}/delete`)
+    assert.equal(deleted.location, '/admin/books')
+    assert.equal((await client.get(`/admin/books/${book.id}`)).status, 404)
+    const gone = await rpc({
+      req: 'getBookInfo',
+      o_u: member.code,
+      u_c: member.code,
+      sesskey: memberSession.sesskey,
+      b_o: admin.code,
+      b_c: code,
+    })
+    assert.equal(gone.body.status, 'nok')
+  })
+
+  test('tables: per book the tables, and a grid paged on the server', async ({ assert }) => {
+    const { client, admin } = await signedInAdmin()
+    const session = await login(admin)
+    const call = (params: Record<string, unknown>) =>
+      rpc({ o_u: admin.code, u_c: admin.code, sesskey: session.sesskey, ...params })
+    const code = `tb${Date.now().toString(36)}`
+    await call({ req: 'createBook', b_c: code })
+    const table = await call({ req: 'createTable', b_o: admin.code, b_c: code, name: 'Inventory' })
+    assert.equal(table.body.status, 'ok', table.text)
+    const catId = Number(table.body.catId)
+    const field = await call({
+      req: 'createField',
+      b_o: admin.code,
+      catId,
+      name: 'Label',
+      type: 'shorttext',
+    })
+    assert.equal(field.body.status, 'ok', field.text)
+    const rows = Object.fromEntries(
+      Array.from({ length: 60 }, (_, index) => [
+        `tmp${index}`,
+        { [field.body.fieldId]: `item ${index}` },
+      ])
+    )
+    const written = await call({
+      req: 'createOrUpdateTableRows',
+      b_o: admin.code,
+      rows: JSON.stringify(rows),
+    })
+    assert.equal(written.body.status, 'ok', written.text)
+
+    const index = (await propsOf(client, `/admin/tables?search=${code}`)).props
+    assert.equal(index.total, 1)
+    const listed = index.books[0].tables.find((entry: any) => entry.id === catId)
+    assert.equal(listed.rows, 60)
+    assert.isAtLeast(listed.fields, 1)
+
+    const first = (await propsOf(client, `/admin/tables/${catId}`)).props
+    assert.equal(first.total, 60)
+    assert.lengthOf(first.rows, 50)
+    const label = first.fields.findIndex((entry: any) => entry.name === 'Label')
+    assert.equal(first.rows[0].cells[label], 'item 0')
+    const second = (await propsOf(client, `/admin/tables/${catId}?page=2`)).props
+    assert.lengthOf(second.rows, 10)
+    assert.equal(second.rows[9].cells[label], 'item 59')
+  })
+})

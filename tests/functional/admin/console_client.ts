@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import app from '@adonisjs/core/services/app'
+import { serverUrl } from '#tests/helpers/server'
+
+/** The Inertia version the server announces: the md5 of the build's manifest ('1' without a build). */
+function assetsVersion() {
+  try {
+    const manifest = readFileSync(app.makePath('public/assets/.vite/manifest.json'), 'utf8')
+    return createHash('md5').update(manifest).digest('hex')
+  } catch {
+    return '1'
+  }
+}
+
+export interface ConsoleAnswer {
+  status: number
+  location: string | null
+  text: string
+  /** The Inertia page of an Inertia answer (component and props), when there is one. */
+  page: { component: string; props: Record<string, any>; url: string } | null
+}
+
+/**
+ * A browser-like client of the console over real HTTP: keeps cookies, sends
+ * the XSRF token back as Inertia's axios does, never follows redirects.
+ */
+export class ConsoleClient {
+  private cookies = new Map<string, string>()
+
+  private cookieHeader() {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ')
+  }
+
+  private remember(response: Response) {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';')
+      const at = pair.indexOf('=')
+      const name = pair.slice(0, at).trim()
+      const value = pair.slice(at + 1).trim()
+      if (/max-age=0|expires=thu, 01 jan 1970/i.test(line) || value === '')
+        this.cookies.delete(name)
+      else this.cookies.set(name, value)
+    }
+  }
+
+  async request(
+    method: string,
+    path: string,
+    options: { body?: Record<string, unknown>; inertia?: boolean; csrf?: boolean } = {}
+  ): Promise<ConsoleAnswer> {
+    const headers: Record<string, string> = { accept: 'text/html, application/xhtml+xml' }
+    if (this.cookies.size) headers.cookie = this.cookieHeader()
+    if (options.inertia ?? true) {
+      headers['x-inertia'] = 'true'
+      headers['x-inertia-version'] = assetsVersion()
+      headers['x-requested-with'] = 'XMLHttpRequest'
+      headers.accept = 'text/html, application/xhtml+xml'
+    }
+    const xsrf = this.cookies.get('XSRF-TOKEN')
+    if (xsrf && options.csrf !== false) headers['x-xsrf-token'] = decodeURIComponent(xsrf)
+    let body: string | undefined
+    if (options.body) {
+      headers['content-type'] = 'application/json'
+      body = JSON.stringify(options.body)
+    }
+    const response = await fetch(`${serverUrl()}${path}`, {
+      method,
+      headers,
+      body,
+      redirect: 'manual',
+    })
+    this.remember(response)
+    const text = await response.text()
+    let page: ConsoleAnswer['page'] = null
+    if (response.headers.get('x-inertia') === 'true') page = JSON.parse(text)
+    else if (response.headers.get('content-type')?.startsWith('text/html')) {
+      const match = /data-page="([^"]*)"/.exec(text)
+      if (match) page = JSON.parse(match[1].replaceAll('&quot;', '"').replaceAll('&amp;', '&'))
+    }
+    return { status: response.status, location: response.headers.get('location'), text, page }
+  }
+
+  get(path: string, options: { inertia?: boolean } = {}) {
+    return this.request('GET', path, options)
+  }
+
+  post(path: string, body: Record<string, unknown> = {}, options: { csrf?: boolean } = {}) {
+    return this.request('POST', path, { body, ...options })
+  }
+
+  /** Loads the sign-in page (cookies, XSRF token) and signs in with a password. */
+  async signIn(login: string, password: string) {
+    await this.get('/admin/login')
+    return this.post('/admin/login', { login, password })
+  }
+}
