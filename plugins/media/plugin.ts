@@ -7,7 +7,11 @@ export default definePlugin({
   description: 'Media URLs (/dbi), file uploads and resumable uploads, image derivatives',
   dependsOn: ['books', 'tables'],
   operations: {
+    // Spec operation (docs/spec/service-interface.md 4.A.5); resumableUpload is the tus endpoint (routes.ts).
     fileUpload: () => import('./operations/file_upload.js'),
+    // Extensions (README.md)
+    setProfileImage: () => import('./operations/set_profile_image.js'),
+    setBookCover: () => import('./operations/set_book_cover.js'),
   },
   routes: () => import('./routes.js'),
   provider: () => import('./provider.js'),

@@ -1,0 +1,201 @@
+import { request } from 'node:http'
+import { test } from '@japa/runner'
+import { startQuire, type QuireProcess } from '../../../../bench/lib/quire_process.js'
+import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
+import { serverUrl } from '#tests/helpers/server'
+import type { Session } from '#tests/helpers/users'
+import { fetchPath, files, widthOf } from '../helpers/media.js'
+
+/** One field of an awaited answer. */
+async function field<T, K extends keyof T>(answer: Promise<T>, key: K): Promise<T[K]> {
+  const value = await answer
+  return value[key]
+}
+
+const TUS = { 'Tus-Resumable': '1.0.0' }
+
+const metadataHeader = (metadata: Record<string, string | number>) =>
+  Object.entries(metadata)
+    .map(([key, value]) => `${key} ${Buffer.from(String(value)).toString('base64')}`)
+    .join(',')
+
+async function create(base: string, size: number, metadata: Record<string, string | number>) {
+  const response = await fetch(`${base}/live/upload`, {
+    method: 'POST',
+    headers: { ...TUS, 'Upload-Length': String(size), 'Upload-Metadata': metadataHeader(metadata) },
+  })
+  return { status: response.status, location: response.headers.get('location') }
+}
+
+async function patch(url: string, offset: number, bytes: Buffer) {
+  const response = await fetch(url, {
+    method: 'PATCH',
+    headers: {
+      ...TUS,
+      'Upload-Offset': String(offset),
+      'Content-Type': 'application/offset+octet-stream',
+    },
+    body: bytes,
+  })
+  return { status: response.status, offset: Number(response.headers.get('upload-offset')) }
+}
+
+async function offsetOf(url: string) {
+  const response = await fetch(url, { method: 'HEAD', headers: TUS })
+  return { status: response.status, offset: Number(response.headers.get('upload-offset')) }
+}
+
+/** A PATCH that dies after `sent` bytes: the connection is cut, as a lost network would. */
+function interruptedPatch(url: string, bytes: Buffer, sent: number) {
+  return new Promise<void>((resolve) => {
+    const req = request(url, {
+      method: 'PATCH',
+      headers: {
+        ...TUS,
+        'Upload-Offset': '0',
+        'Content-Type': 'application/offset+octet-stream',
+        'Content-Length': String(bytes.length),
+      },
+    })
+    req.on('error', () => resolve())
+    req.on('response', () => resolve())
+    req.write(bytes.subarray(0, sent), () => setTimeout(() => req.destroy(), 300))
+  })
+}
+
+async function uploadMeta(base: string, location: string, session: Session) {
+  const id = location.replace(/^.*\//, '')
+  const query = new URLSearchParams({ o_u: session.o_u, sesskey: session.sesskey })
+  const response = await fetch(`${base}/live/upload/upload_meta/${id}?${query}`)
+  return {
+    status: response.status,
+    body: (response.status === 200 ? await response.json() : {}) as Record<string, any>,
+  }
+}
+
+async function fixture() {
+  const book = await makeBook([{ right: 1 }])
+  const call = caller(book.session)
+  const base = { b_o: book.b_o, b_c: book.b_c }
+  const smid = ok(await call('sendMsg', { ...base, msg: 'tus' })).createMessageId as number
+  const meta = {
+    ...base,
+    smid,
+    o_u: book.session.o_u,
+    u_c: book.session.o_u,
+    sesskey: book.session.sesskey,
+    version: '6.49q/6.49',
+  }
+  return { book, call, base, smid, meta }
+}
+
+test.group('resumableUpload (tus)', () => {
+  test('creation, PATCH in chunks, HEAD offset, completion attaches, upload_meta', async ({
+    assert,
+  }) => {
+    const { book, call, base, smid, meta } = await fixture()
+    const bytes = await files.jpeg(1600, 1200)
+    const created = await create(serverUrl(), bytes.length, {
+      ...meta,
+      filename: 'big photo.jpg',
+      filetype: 'image/jpeg',
+    })
+    assert.equal(created.status, 201)
+    assert.match(created.location!, /\/live\/upload\/[0-9a-f]{32}$/)
+    const url = created.location!
+    const half = Math.floor(bytes.length / 2)
+    assert.deepEqual(await patch(url, 0, bytes.subarray(0, half)), { status: 204, offset: half })
+    assert.deepEqual(await offsetOf(url), { status: 200, offset: half })
+    const pending = await uploadMeta(serverUrl(), url, book.session)
+    assert.equal(pending.body.status, 'uploading')
+    assert.equal(pending.body.offset, half)
+    const done = await patch(url, half, bytes.subarray(half))
+    assert.equal(done.status, 204)
+    assert.equal(done.offset, bytes.length)
+
+    const meta2 = await uploadMeta(serverUrl(), url, book.session)
+    assert.equal(meta2.status, 200)
+    const answer = meta2.body
+    assert.isTrue(answer.success)
+    assert.equal(answer.status, 'ok')
+    assert.equal(answer.smid, smid)
+    assert.equal(answer.type, 'media')
+    assert.equal(answer.ext, 'jpg')
+    assert.equal(answer.originName, 'big photo.jpg')
+    assert.equal(answer.filesize, bytes.length)
+    assert.equal(answer.filetype, 'image/jpeg')
+    assert.equal(answer.b_o, book.b_o)
+    assert.equal(answer.o_u, book.session.o_u)
+    for (const key of ['id', 'mdc', 'internName', 'uuid', 'sstamp', 'version', 'u_c', 'b_c'])
+      assert.property(answer, key)
+    const message = ok(await call('getBookMessages', base)).bookMessages.find(
+      (m: any) => m.smid === smid
+    )
+    assert.equal(message.medias[0].uuid, answer.uuid)
+    const tb = await fetchPath(`/live/dbi/in/tb/${answer.uuid}`)
+    assert.equal(await widthOf(tb.bytes), 150)
+
+    // upload_meta is the uploader's only.
+    const stranger = await makeBook()
+    assert.equal(await field(uploadMeta(serverUrl(), url, stranger.session), 'status'), 404)
+  })
+
+  test('creation checks the session and the target before accepting a byte', async ({ assert }) => {
+    const { meta } = await fixture()
+    const stranger = await makeBook()
+    assert.equal(await field(create(serverUrl(), 10, { ...meta, sesskey: 'nope' }), 'status'), 403)
+    const foreign = {
+      ...meta,
+      o_u: stranger.session.o_u,
+      u_c: stranger.session.o_u,
+      sesskey: stranger.session.sesskey,
+    }
+    assert.equal(await field(create(serverUrl(), 10, foreign), 'status'), 404)
+    assert.equal(await field(create(serverUrl(), 10, { ...meta, smid: '' }), 'status'), 400)
+    const tooBig = await create(serverUrl(), 10 * 1024 * 1024 * 1024, meta)
+    assert.equal(tooBig.status, 413)
+  })
+
+  test('an interrupted PATCH resumes from the stored offset', async ({ assert }) => {
+    const { book, meta } = await fixture()
+    const bytes = files.pdf()
+    const padded = Buffer.concat([bytes, Buffer.alloc(300_000, 0x20)])
+    const { location } = await create(serverUrl(), padded.length, { ...meta, filename: 'r.pdf' })
+    await interruptedPatch(location!, padded, 100_000)
+    const { offset } = await offsetOf(location!)
+    assert.isAbove(offset, 0)
+    assert.isAtMost(offset, 100_000)
+    const done = await patch(location!, offset, padded.subarray(offset))
+    assert.equal(done.offset, padded.length)
+    const answer = await field(uploadMeta(serverUrl(), location!, book.session), 'body')
+    assert.equal(answer.type, 'doc')
+    assert.equal(answer.ext, 'pdf')
+    const file = await fetchPath(`/live/dbi/odn/full/${answer.uuid}`)
+    assert.deepEqual(file.bytes, padded)
+  })
+
+  test('an upload survives a server restart (another instance sharing the disk finishes it)', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { book, meta } = await fixture()
+    const bytes = await files.png(500, 400)
+    let server: QuireProcess | null = await startQuire({ ...process.env, LOG_LEVEL: 'warn' })
+    cleanup(() => server?.stop())
+    const { location } = await create(server.url, bytes.length, { ...meta, filename: 'p.png' })
+    const half = 1000
+    await patch(location!, 0, bytes.subarray(0, half))
+    await server.stop()
+    server = await startQuire({ ...process.env, LOG_LEVEL: 'warn' })
+    const resumed = location!.replace(/^http:\/\/[^/]+/, server.url)
+    assert.deepEqual(await offsetOf(resumed), { status: 200, offset: half })
+    assert.equal(await field(patch(resumed, half, bytes.subarray(half)), 'offset'), bytes.length)
+    await server.stop()
+    server = null
+    const answer = await field(uploadMeta(serverUrl(), location!, book.session), 'body')
+    assert.isTrue(answer.success)
+    assert.equal(answer.ext, 'png')
+    const full = await fetchPath(`/live/dbi/in/full/${answer.uuid}`)
+    assert.deepEqual(full.bytes, bytes)
+  }).timeout(180_000)
+})
