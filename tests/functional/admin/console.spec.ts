@@ -39,12 +39,29 @@ async function signedInAdmin() {
   return { admin, client }
 }
 
+/** Where a GET of a console path sends the client (null when it answers in place). */
+async function landing(client: ConsoleClient, path: string) {
+  const answer = await client.get(path)
+  return answer.location
+}
+
+/** The props of the sign-in page (step, error...). */
+async function signInProps(client: ConsoleClient) {
+  const answer = await client.get('/admin/login')
+  return answer.page!.props
+}
+
 /** The props of a page, from an Inertia visit. */
-async function propsOf(client: ConsoleClient, path: string) {
+async function pageOf(client: ConsoleClient, path: string) {
   const answer = await client.get(path)
   if (answer.status !== 200 || !answer.page)
     throw new Error(`${path}: ${answer.status} ${answer.text.slice(0, 200)}`)
   return answer.page
+}
+
+async function propsOf(client: ConsoleClient, path: string) {
+  const page = await pageOf(client, path)
+  return page.props
 }
 
 test.group('admin console: who gets in', (group) => {
@@ -104,7 +121,8 @@ test.group('admin console: who gets in', (group) => {
     assert.equal(page.page!.props.error, 'Invalid login or password')
     assert.equal(page.page!.props.step, 'password')
     // createOauthkey and the console share CredentialService's counters: exhaust them on api.php.
-    const appkey = (await rpc({ req: 'createAppkey', appname: 'console-tests' })).body.appkey
+    const created = await rpc({ req: 'createAppkey', appname: 'console-tests' })
+    const appkey = created.body.appkey
     for (let attempt = 0; attempt < 12; attempt++)
       await rpc({ req: 'createOauthkey', appkey, login: admin.email, pwd: 'nope' })
     await client.signIn(admin.email!, TEST_PASSWORD)
@@ -124,7 +142,7 @@ test.group('admin console: who gets in', (group) => {
     assert.notEqual(answer.location, '/admin')
     assert.isAtLeast(answer.status, 300)
     assert.notMatch(answer.text, /node_modules|\.ts:\d+/)
-    assert.equal((await client.get('/admin')).location, '/admin/login')
+    assert.equal(await landing(client, '/admin'), '/admin/login')
   })
 
   test('TOTP: enrolment when the policy requires it, then a code at every sign-in', async ({
@@ -135,22 +153,25 @@ test.group('admin console: who gets in', (group) => {
     const client = new ConsoleClient()
     const first = await client.signIn(admin.email!, TEST_PASSWORD)
     assert.equal(first.location, '/admin/login')
-    const setup = (await client.get('/admin/login')).page!.props
+    const setup = await signInProps(client)
     assert.equal(setup.step, 'setup')
     assert.match(setup.setup.secret, /^[A-Z2-7]+$/)
     // Not signed in before the code.
-    assert.equal((await client.get('/admin')).location, '/admin/login')
+    assert.equal(await landing(client, '/admin'), '/admin/login')
     const wrong = await client.post('/admin/login/code', { code: '000000' })
     assert.equal(wrong.location, '/admin/login')
-    assert.equal((await client.get('/admin/login')).page!.props.step, 'setup')
+    const pending = await signInProps(client)
+    assert.equal(pending.step, 'setup')
     const done = await client.post('/admin/login/code', { code: await codeFor(setup.setup.secret) })
     assert.equal(done.location, '/admin')
-    assert.equal((await propsOf(client, '/admin')).component, 'dashboard')
+    const dashboard = await pageOf(client, '/admin')
+    assert.equal(dashboard.component, 'dashboard')
 
     nextStep()
     const again = new ConsoleClient()
     await again.signIn(admin.email!, TEST_PASSWORD)
-    assert.equal((await again.get('/admin/login')).page!.props.step, 'totp')
+    const second = await signInProps(again)
+    assert.equal(second.step, 'totp')
     const code = await again.post('/admin/login/code', {
       code: await codeFor(setup.setup.secret),
     })
@@ -164,7 +185,7 @@ test.group('admin console: who gets in', (group) => {
     const out = await client.post('/admin/logout')
     assert.equal(out.location, '/admin/login')
     assert.lengthOf(await open(), 0)
-    assert.equal((await client.get('/admin')).location, '/admin/login')
+    assert.equal(await landing(client, '/admin'), '/admin/login')
   })
 
   test('revoking the console session elsewhere (Users page) signs the console out', async ({
@@ -180,13 +201,13 @@ test.group('admin console: who gets in', (group) => {
       kind: 'auth',
       id: session.public_id,
     })
-    assert.equal((await client.get('/admin')).location, '/admin/login')
+    assert.equal(await landing(client, '/admin'), '/admin/login')
   })
 
   test('an administrator demoted while signed in is sent away', async ({ assert }) => {
     const { admin, client } = await signedInAdmin()
     await users.update(admin, { isAdmin: false })
-    assert.equal((await client.get('/admin/users')).location, '/admin/login')
+    assert.equal(await landing(client, '/admin/users'), '/admin/login')
   })
 })
 
@@ -208,17 +229,15 @@ test.group('admin console: pages and their props', (group) => {
     const script = /src="(\/admin\/assets\/[^"]+\.js)"/.exec(answer.text)![1]
     const asset = await client.get(script, { inertia: false })
     assert.equal(asset.status, 200)
-    assert.equal(
-      (await client.get('/admin/assets/../../package.json', { inertia: false })).status,
-      404
-    )
+    const escape = await client.get('/admin/assets/../../package.json', { inertia: false })
+    assert.equal(escape.status, 404)
   })
 
   test('dashboard: counts, queue, charts of the last 24 hours, activity, navigation', async ({
     assert,
   }) => {
     const { client, admin } = await signedInAdmin()
-    const page = await propsOf(client, '/admin')
+    const page = await pageOf(client, '/admin')
     const { counts, queue, charts, activity, nav, me } = page.props
     assert.equal(me.code, admin.code)
     for (const key of ['users', 'books', 'messages', 'tables', 'rows', 'sesskeys', 'authSessions'])
@@ -244,7 +263,7 @@ test.group('admin console: pages and their props', (group) => {
       sesskey: session.sesskey,
       b_c: 'dash',
     })
-    const before = (await propsOf(client, '/admin')).props
+    const before = await propsOf(client, '/admin')
     const sent = await rpc({
       req: 'sendMsg',
       o_u: admin.code,
@@ -256,7 +275,7 @@ test.group('admin console: pages and their props', (group) => {
       uuid: `dash-${Date.now()}`,
     })
     assert.equal(sent.body.status, 'ok', sent.text)
-    const after = (await propsOf(client, '/admin')).props
+    const after = await propsOf(client, '/admin')
     assert.equal(after.counts.messages, before.counts.messages + 1)
     assert.equal(after.charts.messages.counts.at(-1), before.charts.messages.counts.at(-1) + 1)
     assert.equal(after.activity.messages[0].text, 'hello dashboard')
@@ -268,18 +287,19 @@ test.group('admin console: pages and their props', (group) => {
     const { client } = await signedInAdmin()
     const target = await makeUser()
     const session = await login(target)
-    const found = await propsOf(client, `/admin/users?search=${target.code}`)
+    const found = await pageOf(client, `/admin/users?search=${target.code}`)
     assert.equal(found.props.total, 1)
     assert.equal(found.props.users[0].code, target.code)
     assert.notProperty(found.props.users[0], 'password')
-    const all = await propsOf(client, '/admin/users?page=1')
+    const all = await pageOf(client, '/admin/users?page=1')
     assert.equal(all.props.perPage, 25)
     assert.isAtLeast(all.props.total, 3)
-    const show = await propsOf(client, `/admin/users/${target.id}`)
+    const show = await pageOf(client, `/admin/users/${target.id}`)
     assert.equal(show.component, 'users/show')
     assert.lengthOf(show.props.sesskeys, 1)
     assert.isFalse(show.props.twoFactor.enrolled)
-    assert.equal((await client.get('/admin/users/999999')).status, 404)
+    const missing = await client.get('/admin/users/999999')
+    assert.equal(missing.status, 404)
     assert.ok(session.sesskey)
   })
 
@@ -298,14 +318,15 @@ test.group('admin console: pages and their props', (group) => {
 
     const taken = await client.post('/admin/users', { code, password: 'another password' })
     assert.notEqual(taken.location, '/admin/users/')
-    const errors = (await propsOf(client, '/admin/users')).props.errors
+    const { errors } = await propsOf(client, '/admin/users')
     assert.match(errors.form, /already exists/)
 
     await client.post(`/admin/users/${user.id}`, { firstName: 'Ada', lastName: 'Lovelace' })
     assert.equal((await users.findById(user.id))!.firstName, 'Ada')
 
     await client.post(`/admin/users/${user.id}/password`, { password: 'second password 2' })
-    const appkey = (await rpc({ req: 'createAppkey', appname: 'console-tests' })).body.appkey
+    const application = await rpc({ req: 'createAppkey', appname: 'console-tests' })
+    const appkey = application.body.appkey
     const oauth = await rpc({
       req: 'createOauthkey',
       appkey,
@@ -316,7 +337,8 @@ test.group('admin console: pages and their props', (group) => {
     const sess = await rpc({ req: 'createSesskey', o_u: code, oauthkey: oauth.body.oauthkey })
     assert.equal(sess.body.status, 'ok')
 
-    const [sesskey] = (await propsOf(client, `/admin/users/${user.id}`)).props.sesskeys
+    const shown = await propsOf(client, `/admin/users/${user.id}`)
+    const [sesskey] = shown.sesskeys
     await client.post(`/admin/users/${user.id}/sessions/revoke`, {
       kind: 'sesskey',
       id: String(sesskey.id),
@@ -364,7 +386,7 @@ test.group('admin console: pages and their props', (group) => {
 
   test('plugins: what plugin:list shows', async ({ assert }) => {
     const { client } = await signedInAdmin()
-    const { plugins } = (await propsOf(client, '/admin/plugins')).props
+    const { plugins } = await propsOf(client, '/admin/plugins')
     const ids = plugins.map((plugin: any) => plugin.id)
     assert.includeMembers(ids, ['books', 'tables', 'auth_service'])
     const books = plugins.find((plugin: any) => plugin.id === 'books')
@@ -388,13 +410,13 @@ test.group('admin console: pages and their props', (group) => {
     const [book] = await db.from('books').where('code', code).where('owner_id', admin.id)
     assert.equal(created.location, `/admin/books/${book.id}`)
 
-    const list = await propsOf(client, `/admin/books?search=${code}`)
+    const list = await pageOf(client, `/admin/books?search=${code}`)
     assert.equal(list.props.total, 1)
     assert.equal(list.props.books[0].title, 'Console book')
 
     await client.post(`/admin/books/${book.id}/invite`, { login: member.email, right: 2 })
     let show = await propsOf(client, `/admin/books/${book.id}`)
-    const invited = show.props.members.find((entry: any) => entry.code === member.code)
+    const invited = show.members.find((entry: any) => entry.code === member.code)
     assert.equal(invited.invite, 'sent')
     assert.equal(invited.right, 2)
     // The member sees the invitation through api.php.
@@ -409,10 +431,11 @@ test.group('admin console: pages and their props', (group) => {
 
     await client.post(`/admin/books/${book.id}/members/${member.id}/right`, { right: 3 })
     show = await propsOf(client, `/admin/books/${book.id}`)
-    assert.equal(show.props.members.find((entry: any) => entry.code === member.code).right, 3)
+    assert.equal(show.members.find((entry: any) => entry.code === member.code).right, 3)
 
     await client.post(`/admin/books/${book.id}/archive`, { archived: true })
-    assert.isTrue((await propsOf(client, `/admin/books/${book.id}`)).props.book.archived)
+    const archived = await propsOf(client, `/admin/books/${book.id}`)
+    assert.isTrue(archived.book.archived)
     await client.post(`/admin/books/${book.id}/archive`, { archived: false })
 
     const ownerSession = await login(admin)
@@ -428,17 +451,18 @@ test.group('admin console: pages and their props', (group) => {
         uuid: `${code}-${index}`,
       })
     }
-    const firstPage = (await propsOf(client, `/admin/books/${book.id}`)).props
+    const firstPage = await propsOf(client, `/admin/books/${book.id}`)
     assert.lengthOf(firstPage.messages, 20)
     assert.equal(firstPage.messages[0].msg, 'message 24')
-    const second = (await propsOf(client, `/admin/books/${book.id}?page=2`)).props
+    const second = await propsOf(client, `/admin/books/${book.id}?page=2`)
     assert.lengthOf(second.messages, 5)
-    const searched = (await propsOf(client, `/admin/books/${book.id}?search=message%201`)).props
+    const searched = await propsOf(client, `/admin/books/${book.id}?search=message%201`)
     assert.isTrue(searched.messages.every((message: any) => message.msg.startsWith('message 1')))
 
     const deleted = await client.post(`/admin/books/${book.id}/delete`)
     assert.equal(deleted.location, '/admin/books')
-    assert.equal((await client.get(`/admin/books/${book.id}`)).status, 404)
+    const removed = await client.get(`/admin/books/${book.id}`)
+    assert.equal(removed.status, 404)
     const gone = await rpc({
       req: 'getBookInfo',
       o_u: member.code,
@@ -481,18 +505,18 @@ test.group('admin console: pages and their props', (group) => {
     })
     assert.equal(written.body.status, 'ok', written.text)
 
-    const index = (await propsOf(client, `/admin/tables?search=${code}`)).props
+    const index = await propsOf(client, `/admin/tables?search=${code}`)
     assert.equal(index.total, 1)
     const listed = index.books[0].tables.find((entry: any) => entry.id === catId)
     assert.equal(listed.rows, 60)
     assert.isAtLeast(listed.fields, 1)
 
-    const first = (await propsOf(client, `/admin/tables/${catId}`)).props
+    const first = await propsOf(client, `/admin/tables/${catId}`)
     assert.equal(first.total, 60)
     assert.lengthOf(first.rows, 50)
     const label = first.fields.findIndex((entry: any) => entry.name === 'Label')
     assert.equal(first.rows[0].cells[label], 'item 0')
-    const second = (await propsOf(client, `/admin/tables/${catId}?page=2`)).props
+    const second = await propsOf(client, `/admin/tables/${catId}?page=2`)
     assert.lengthOf(second.rows, 10)
     assert.equal(second.rows[9].cells[label], 'item 59')
   })
