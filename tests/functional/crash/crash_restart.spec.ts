@@ -48,7 +48,7 @@ function callerOn(base: string, session: { o_u: string; sesskey: string }): Call
 }
 
 interface Acked {
-  messages: { uuid: string; msg: string; sstamp: number }[]
+  messages: { uuid: string; msg: string; sstamp: number; smid: number; withEvent: boolean }[]
   /** Rows created by createOrUpdateTableRows: one write, two rows, four cells. */
   rowPairs: { tag: string; ids: number[] }[]
   /** Cells set by updateTableValue, one row each. */
@@ -119,9 +119,28 @@ test.group('crash: SIGKILL mid-burst, then restart (MariaDB + Redis)', () => {
             case 0: {
               const uuid = randomUUID()
               const msg = `${tag}:${PAD}:end`
-              const answer = await call('sendMsg', { ...base, msg, uuid })
+              // Every other message carries an event: two tables written in one transaction.
+              const withEvent = step % 2 === 0
+              const event = withEvent
+                ? JSON.stringify({
+                    eventStart: '2031-01-01T10:00:00Z',
+                    eventEnd: '2031-01-01T11:00:00Z',
+                  })
+                : undefined
+              const answer = await call('sendMsg', {
+                ...base,
+                msg,
+                uuid,
+                ...(event ? { event } : {}),
+              })
               if (answer.status !== 'ok') throw new Error(JSON.stringify(answer))
-              acked.messages.push({ uuid, msg, sstamp: Number(answer.sstamp) })
+              acked.messages.push({
+                uuid,
+                msg,
+                sstamp: Number(answer.sstamp),
+                smid: Number(answer.createMessageId),
+                withEvent,
+              })
               break
             }
             case 1: {
@@ -205,18 +224,28 @@ test.group('crash: SIGKILL mid-burst, then restart (MariaDB + Redis)', () => {
     const messages = await db
       .from('book_messages')
       .where('book_id', book.id)
-      .select('uuid', 'msg', 'sstamp', 'del')
+      .select('smid', 'uuid', 'msg', 'sstamp', 'del', 'has_event')
+    const events = await db.from('book_events').where('book_id', book.id).select('smid')
+    const eventSmids = new Set(events.map((row) => Number(row.smid)))
     const byUuid = new Map(messages.map((row) => [row.uuid, row]))
     for (const message of acked.messages) {
       const row = byUuid.get(message.uuid)
       assert.exists(row, `acknowledged message ${message.uuid} is missing`)
       assert.equal(row.msg, message.msg)
+      assert.equal(Number(row.smid), message.smid)
       assert.isFalse(Boolean(row.del))
+      assert.equal(eventSmids.has(message.smid), message.withEvent, `event of ${message.smid}`)
     }
+    // Acknowledged or not: a message is whole, and has its event exactly when it says so.
     for (const row of messages) {
       if (row.msg === 'after the restart') continue
       assert.match(row.msg, new RegExp(`^w\\d+s\\d+:${PAD}:end$`), 'a message is half written')
+      assert.equal(Boolean(row.has_event), eventSmids.has(Number(row.smid)), `message ${row.smid}`)
     }
+    assert.isTrue(
+      [...eventSmids].every((smid) => messages.some((row) => Number(row.smid) === smid)),
+      'an event without its message'
+    )
 
     // Rows, as a client reads them from the restarted server.
     const values = ok(
