@@ -7,8 +7,9 @@ export default definePlugin({
   description: 'Media URLs (/dbi), file uploads and resumable uploads, image derivatives',
   dependsOn: ['books', 'tables'],
   operations: {
-    // Spec operation (docs/spec/service-interface.md 4.A.5); resumableUpload is the tus endpoint (routes.ts).
+    // Spec operations (docs/spec/service-interface.md 4.A.5); the resumable upload itself is the tus endpoint (routes.ts).
     fileUpload: () => import('./operations/file_upload.js'),
+    resumableUpload: () => import('./operations/resumable_upload.js'),
     // Extensions (README.md)
     setProfileImage: () => import('./operations/set_profile_image.js'),
     setBookCover: () => import('./operations/set_book_cover.js'),

@@ -199,3 +199,14 @@ test.group('resumableUpload (tus)', () => {
     assert.deepEqual(full.bytes, bytes)
   }).timeout(180_000)
 })
+
+test.group('resumableUpload (api.php)', () => {
+  test('answers the tus upload URL', async ({ assert }) => {
+    const { book } = await fixture()
+    const answer = await caller(book.session)('resumableUpload')
+    assert.equal(answer.status, 'ok')
+    assert.equal(answer.upload_path, '/live/upload')
+    assert.match(answer.upload_url, /^https?:\/\/.+\/live\/upload$/)
+    assert.equal(answer.protocol, 'tus/1.0.0')
+  })
+})
