@@ -106,7 +106,8 @@ test.group('admin console in a browser (Chromium)', (group) => {
       await page.fill('input[name=login]', admin.email!)
       await page.fill('input[name=password]', TEST_PASSWORD)
       await page.click('button[type=submit]')
-      const secret = (await page.locator('[data-testid=totp-secret]').innerText()).trim()
+      const shown = await page.locator('[data-testid=totp-secret]').innerText()
+      const secret = shown.trim()
       await shot(page, '02-totp-enrolment')
       await page.fill('input[name=code]', await generate({ secret }))
       await page.click('button[type=submit]')
@@ -165,7 +166,8 @@ test.group('admin console in a browser (Chromium)', (group) => {
       // The dashboard's message count follows a message sent through api.php, without a reload.
       await page.click('nav >> text=Dashboard')
       await page.waitForSelector('[data-figure="messages"]')
-      const before = Number((await figure(page, 'messages')).replace(/\D/g, ''))
+      const counted = await figure(page, 'messages')
+      const before = Number(counted.replace(/\D/g, ''))
       const sent = await call({
         req: 'sendMsg',
         b_o: admin.code,
