@@ -47,7 +47,9 @@ test.group('admin console in a browser (Chromium)', (group) => {
     mkdirSync(SHOTS, { recursive: true })
     await ensureConsoleBuilt(app.makePath())
     browser = await launch()
-    return () => browser.close()
+  })
+  group.teardown(async () => {
+    await browser?.close()
   })
 
   test(
@@ -178,7 +180,7 @@ test.group('admin console in a browser (Chromium)', (group) => {
       assert.equal(sent.body.status, 'ok', sent.text)
       await page.waitForFunction(
         ({ selector, expected }) =>
-          document.querySelector(selector)?.textContent?.replace(/\D/g, '') === expected,
+          (globalThis as any).document.querySelector(selector)?.textContent?.replace(/\D/g, '') === expected,
         { selector: '[data-figure="messages"] .value', expected: String(before + 1) },
         { timeout: 30_000 }
       )
