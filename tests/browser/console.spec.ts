@@ -180,7 +180,8 @@ test.group('admin console in a browser (Chromium)', (group) => {
       assert.equal(sent.body.status, 'ok', sent.text)
       await page.waitForFunction(
         ({ selector, expected }) =>
-          (globalThis as any).document.querySelector(selector)?.textContent?.replace(/\D/g, '') === expected,
+          (globalThis as any).document.querySelector(selector)?.textContent?.replace(/\D/g, '') ===
+          expected,
         { selector: '[data-figure="messages"] .value', expected: String(before + 1) },
         { timeout: 30_000 }
       )
