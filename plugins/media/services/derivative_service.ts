@@ -124,9 +124,11 @@ export class DerivativeService {
     if (await this.store.stat(key)) return
     const input = this.store.localPath(sourceKey) ?? (await this.store.bytes(sourceKey))
     await this.probe(input)
-    const dir = join(tmpdir(), 'quire-media')
+    // Made next to its final place on the fs disk (then renamed in), in the temp folder otherwise.
+    const local = this.store.localPath(key)
+    const dir = local ? dirname(local) : join(tmpdir(), 'quire-media')
     await mkdir(dir, { recursive: true })
-    const tmp = join(dir, `${randomUUID()}.${ext}`)
+    const tmp = join(dir, `.${randomUUID()}.${ext}`)
     try {
       let pipeline = sharp(input, { limitInputPixels: mediaConfig.maxPixels, failOn: 'error' })
         .rotate()

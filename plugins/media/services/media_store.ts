@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Readable } from 'node:stream'
 import drive from '@adonisjs/drive/services/main'
@@ -35,9 +36,29 @@ export class MediaStore {
     return root === null ? null : join(root, key)
   }
 
-  /** Moves a finished temporary file in (a rename on the fs disk: never half-written). */
+  /**
+   * Moves a finished temporary file in. On the fs disk this is a rename (a
+   * copy to a side name then a rename across file systems): readers never see
+   * half a file, and a 1 GiB upload is not copied. drive's moveFromFs would
+   * stream-copy into the final name.
+   */
   async putFile(key: string, tmpPath: string) {
-    await this.disk.moveFromFs(tmpPath, key)
+    const target = this.localPath(key)
+    if (target === null) return this.disk.moveFromFs(tmpPath, key)
+    await mkdir(dirname(target), { recursive: true })
+    try {
+      await rename(tmpPath, target)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error
+      const partial = `${target}.${randomUUID()}.part`
+      try {
+        await copyFile(tmpPath, partial)
+        await rename(partial, target)
+      } finally {
+        await rm(partial, { force: true })
+      }
+      await rm(tmpPath, { force: true })
+    }
   }
 
   async delete(key: string) {
