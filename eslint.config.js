@@ -1,3 +1,3 @@
 import { configApp } from '@adonisjs/eslint-config'
 
-export default configApp({ ignores: ['build/**', 'data/**', 'tmp/**', 'node_modules/**'] })
+export default configApp({ ignores: ['build/**', 'data/**', 'tmp/**', 'node_modules/**', 'public/**'] })
