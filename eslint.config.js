@@ -1,3 +1,5 @@
 import { configApp } from '@adonisjs/eslint-config'
 
-export default configApp({ ignores: ['build/**', 'data/**', 'tmp/**', 'node_modules/**', 'public/**'] })
+export default configApp({
+  ignores: ['build/**', 'data/**', 'tmp/**', 'node_modules/**', 'public/**'],
+})
