@@ -28,7 +28,8 @@ export interface ScaffoldPaths {
  * a manifest, a provider class binding the plugin's service by class, the
  * service (the only place of domain logic and SQL), one operation receiving
  * it through `@inject()` and validating its input with the '#core/rpc/wire'
- * rules, one migration, one functional test and a README; then appends the id
+ * rules, one migration, one functional test, a console page (admin/) and a
+ * README; then appends the id
  * to config/plugins.ts. Refuses an invalid id or an existing folder.
  * `root` is the application root, or explicit paths (tests write elsewhere).
  */
@@ -76,7 +77,48 @@ export default definePlugin({
     ${operation}: () => import('./operations/${operationFile}.js'),
   },
   provider: () => import('./provider.js'),
+  // A page of the admin console at /admin/${id}, listed in its navigation.
+  admin: {
+    nav: [{ label: '${Name}' }],
+    routes: () => import('./admin/routes.js'),
+  },
 })
+`,
+    'admin/routes.ts': `import type { PluginAdminRoutes } from '#core/plugins/define_plugin'
+import app from '@adonisjs/core/services/app'
+import { ${Service} } from '../services/${serviceFile}.js'
+
+/**
+ * The plugin's console pages, mounted at /admin/${id} inside the console's
+ * group (session, CSRF, a signed-in administrator). A page named
+ * '${id}/<page>' is the React component in admin/pages/<page>.tsx.
+ */
+const register${Name}Console: PluginAdminRoutes = (router) => {
+  router
+    .get('/', async ({ inertia }) => {
+      const service = await app.container.make(${Service})
+      return inertia.render('${id}/index', { items: await service.countItems(null) })
+    })
+    .as('index')
+}
+
+export default register${Name}Console
+`,
+    'admin/pages/index.tsx': `import { Head } from '@inertiajs/react'
+import { Card } from '@console/components/ui'
+
+/** The ${id} plugin's console page (its props come from admin/routes.ts). */
+export default function ${Name}Index({ items }: { items: number }) {
+  return (
+    <>
+      <Head title="${Name}" />
+      <h1>${Name}</h1>
+      <Card title="Items">
+        <p>{items} item(s) stored by the ${id} plugin.</p>
+      </Card>
+    </>
+  )
+}
 `,
     'provider.ts': `import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
@@ -216,6 +258,9 @@ What it owns: the \`${table}\` table.
 
 ## Services
 - \`${Service}\` (\`services/${serviceFile}.ts\`), bound by class in \`provider.ts\`.
+
+## Console
+- /admin/${id} (\`admin/routes.ts\`, page \`admin/pages/index.tsx\`), in the console's navigation.
 
 ## Socket types, system messages, jobs
 None yet.

@@ -49,6 +49,8 @@ test.group('make:plugin scaffold', (group) => {
       'plugins/polls/database/migrations/1700000000000_create_polls_items_table.ts',
       'plugins/polls/tests/functional/get_polls_status.spec.ts',
       'plugins/polls/README.md',
+      'plugins/polls/admin/routes.ts',
+      'plugins/polls/admin/pages/index.tsx',
     ])
     for (const file of result.files) assert.isTrue(existsSync(join(root, file)), file)
     assert.include(
