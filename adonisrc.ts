@@ -73,7 +73,11 @@ export default defineConfig({
     forceExit: false,
   },
 
-  metaFiles: [],
+  // Copied by `node ace build`: the console's root view and its vite build (npm run build:console).
+  metaFiles: [
+    { pattern: 'resources/views/**/*.edge', reloadServer: false },
+    { pattern: 'public/**', reloadServer: false },
+  ],
 
   assetsBundler: false,
   hooks: {},
