@@ -1,4 +1,5 @@
 import type { ApplicationService } from '@adonisjs/core/types'
+import { existsSync } from 'node:fs'
 import { Vite } from '@adonisjs/vite'
 
 /**
@@ -21,5 +22,8 @@ export default class ConsoleProvider {
     const { default: edge } = await import('edge.js')
     const { edgePluginVite } = await import('@adonisjs/vite/plugins/edge')
     edge.use(edgePluginVite(await this.app.container.make('vite' as any)))
+    // Without a build the root view says how to make one, rather than failing with a 500.
+    const manifest = this.app.makePath('public/assets/.vite/manifest.json')
+    edge.global('consoleBuilt', () => existsSync(manifest))
   }
 }
