@@ -98,12 +98,24 @@ try {
   const cached: number[] = []
   for (let i = 0; i < SAMPLES; i++) cached.push(await timed())
   cached.sort((a, b) => a - b)
+  // The same loop on /health: what any request costs on this machine right now (shared cores).
+  const baseline: number[] = []
+  for (let i = 0; i < SAMPLES; i++) {
+    const started = performance.now()
+    const response = await fetch(`${quire.url}/health`)
+    await response.arrayBuffer()
+    baseline.push(performance.now() - started)
+  }
+  baseline.sort((a, b) => a - b)
   const startedSharp = performance.now()
   await sharp(photo).rotate().resize(150, 150, { fit: 'inside' }).jpeg().toBuffer()
   const sharpAlone = performance.now() - startedSharp
   console.log(`12-megapixel JPEG (${(photo.length / 1e6).toFixed(1)} MB)`)
   console.log(
     `  tb first request: ${first.toFixed(1)} ms (sharp alone in this process: ${sharpAlone.toFixed(1)} ms)`
+  )
+  console.log(
+    `  baseline /health, ${SAMPLES} sequential: p50 ${percentile(baseline, 50).toFixed(2)} ms, p99 ${percentile(baseline, 99).toFixed(2)} ms`
   )
   console.log(
     `  tb cached, ${SAMPLES} sequential: p50 ${percentile(cached, 50).toFixed(2)} ms, p99 ${percentile(cached, 99).toFixed(2)} ms`
