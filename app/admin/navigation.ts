@@ -39,7 +39,7 @@ export function navigationFor(registry: PluginRegistry, user: User): NavLink[] {
       .map((entry) => ({ label: entry.label, href: `/admin${entry.path}`, source: 'core' }))
   const contributed = registry.plugins.flatMap((plugin) =>
     (plugin.admin?.nav ?? [])
-      .filter((entry) => mayUse(user, entry.permission ?? plugin.admin?.permission))
+      .filter((entry) => mayUse(user, plugin.admin?.permission) && mayUse(user, entry.permission))
       .map((entry) => ({
         label: entry.label,
         href: `/admin/${plugin.id}${entry.path ?? ''}`,

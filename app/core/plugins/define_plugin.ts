@@ -68,7 +68,7 @@ export interface PluginManifest {
 export interface PluginAdminNavEntry {
   label: string
   path?: string
-  /** The right an administrator needs to see it (default: the section's permission). */
+  /** A right an administrator needs to see it, besides the section's permission. */
   permission?: string
 }
 
