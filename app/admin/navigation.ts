@@ -30,7 +30,8 @@ export function mayUse(user: User, permission: string | undefined): boolean {
 /**
  * The navigation: the kernel's pages, then every enabled plugin's manifest
  * `admin.nav` entries (mounted under /admin/<plugin id>), in plugin order,
- * keeping only what this administrator's rights allow.
+ * keeping only what this administrator's rights allow (the section's permission,
+ * which also guards its routes, and the entry's own).
  */
 export function navigationFor(registry: PluginRegistry, user: User): NavLink[] {
   const core = (entries: typeof CORE_BEFORE) =>
