@@ -28,6 +28,8 @@ const NO_BOOK: Record<string, string> = {
   dropAllSessions: "drops the caller's own sessions only",
   getUserInfo: "the caller's own account (its answer is checked for leaks below)",
   setProfileImage: "the caller's own profile image",
+  resumableUpload:
+    'answers the tus upload URL; the upload itself names its message or cell (tus tests)',
   createBook: 'creates a book owned by the caller: b_c names the new book, never an existing one',
 }
 
