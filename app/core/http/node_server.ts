@@ -14,31 +14,43 @@ export function collapseSlashes(url: string): string {
 }
 
 /**
- * Node refuses a request line and headers over its limit (16 KB) with a bare
- * 431 before any handler runs. Clients that put every parameter in the query
- * string meet it with a huge value: they get the api.php answer for a request
- * too large instead, and are told to send the parameters in the body.
+ * The largest request line and headers read (Node's default is 16 KB). Clients
+ * that put every parameter in the query string (plain GET) may send long
+ * values: they get the operation's own answer up to this size.
+ */
+const MAX_HEADER_BYTES = 256 * 1024
+
+/**
+ * Beyond MAX_HEADER_BYTES Node refuses the request with a bare 431 before any
+ * handler runs: the client gets the api.php answer for a request too large
+ * instead, and is told to send the parameters in the body.
  */
 const HEADERS_TOO_LARGE = JSON.stringify({
   status: 'nok',
   req: '',
   errorCode: 'PAYLOAD_TOO_LARGE',
-  errorMsg: 'The URL and headers exceed 16 KB: send the parameters in the request body',
-  error: 'apiProcess50: The URL and headers exceed 16 KB',
+  errorMsg: `The URL and headers exceed ${MAX_HEADER_BYTES / 1024} KB: send the parameters in the request body`,
+  error: `apiProcess50: The URL and headers exceed ${MAX_HEADER_BYTES / 1024} KB`,
 })
+
+/** How long the rest of a refused request is read and discarded before the connection closes. */
+const LINGER_MS = 2000
 
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   if (!socket.writable) return socket.destroy()
-  if (error.code === 'HPE_HEADER_OVERFLOW') {
-    return socket.end(
-      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n' +
+  const answer =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n' +
         `Content-Length: ${Buffer.byteLength(HEADERS_TOO_LARGE)}\r\n\r\n${HEADERS_TOO_LARGE}`
-    )
-  }
-  // Node's own answers otherwise: 408 for a request too slow to arrive, 400 for a malformed one.
-  const status =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request'
-  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+      : // Node's own answers otherwise: 408 for a request too slow to arrive, 400 for a malformed one.
+        `HTTP/1.1 ${error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request'}` +
+        '\r\nConnection: close\r\nContent-Length: 0\r\n\r\n'
+  // The client may still be sending the request: read and drop the rest for a moment, so that
+  // closing does not reset the connection (a reset can destroy the answer before it is read).
+  socket.on('data', () => {})
+  socket.resume()
+  socket.end(answer)
+  setTimeout(() => socket.destroy(), LINGER_MS).unref()
 }
 
 /**
@@ -47,7 +59,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
  * before routing.
  */
 export function createQuireServer(handler: (req: IncomingMessage, res: ServerResponse) => unknown) {
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (req.url) req.url = collapseSlashes(req.url)
     return handler(req, res)
   })

@@ -61,13 +61,18 @@ export const ERROR_CATALOGUE = {
 export type ErrorCode = keyof typeof ERROR_CATALOGUE
 
 /** Thrown by operations and services; the dispatcher turns it into a `nok` envelope. */
+/** Longest errorMsg: a message quoting a client's value never sends a huge value back. */
+export const MAX_ERROR_MESSAGE = 500
+
 export class RpcError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly extra: Record<string, unknown> = {}
   ) {
-    super(message)
+    super(
+      message.length > MAX_ERROR_MESSAGE ? `${message.slice(0, MAX_ERROR_MESSAGE - 1)}…` : message
+    )
   }
 
   get process() {

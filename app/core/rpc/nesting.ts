@@ -29,7 +29,17 @@ export function exceedsNesting(value: unknown, limit = MAX_NESTING): boolean {
  * answer covers it.
  */
 export function parseBoundedJson(text: string): unknown {
-  const value = JSON.parse(text)
+  const value = JSON.parse(text, withoutPrototypeKeys)
   if (exceedsNesting(value)) throw new SyntaxError(`JSON nested deeper than ${MAX_NESTING} levels`)
   return value
+}
+
+/**
+ * A JSON.parse reviver that drops keys named like Object.prototype's members
+ * (`toString`, `valueOf`, `__proto__`, `constructor`…), as the form decoder
+ * does: an own `toString` that is not a function makes String(value) throw,
+ * so code reading a client's value as text could not refuse it properly.
+ */
+export function withoutPrototypeKeys(key: string, value: unknown) {
+  return key in Object.prototype ? undefined : value
 }

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import type { IncomingMessage } from 'node:http'
 import Busboy from 'busboy'
 import { rpcError } from './errors.js'
-import { MAX_NESTING, exceedsNesting } from './nesting.js'
+import { MAX_NESTING, exceedsNesting, withoutPrototypeKeys } from './nesting.js'
 
 /** The decoded parameters of one api.php request: PHP's $_REQUEST shape (string leaves). */
 export type Params = Record<string, any>
@@ -38,7 +38,10 @@ export interface BodyLimits {
 /**
  * PHP bracket notation without PHP's traps: `fieldValues[5]=x` stays the key
  * "5" (qs would otherwise compact it into an array), a repeated key keeps its
- * last value, and prototype keys are refused.
+ * last value, and keys named like Object.prototype's members are dropped. The
+ * objects made are ordinary ones: code that reads a client's value as text
+ * (String(value)) then gets "[object Object]" and refuses it, where a
+ * null-prototype object would make String() throw.
  */
 const QS_OPTIONS: qs.IParseOptions = {
   parseArrays: false,
@@ -46,7 +49,7 @@ const QS_OPTIONS: qs.IParseOptions = {
   parameterLimit: 100_000,
   duplicates: 'last',
   allowPrototypes: false,
-  plainObjects: true,
+  plainObjects: false,
   charset: 'utf-8',
 }
 
@@ -67,15 +70,15 @@ function decodeComponent(text: string) {
 export function decodeForm(text: string): Params {
   if (BRACKETS.test(text)) return qs.parse(text, QS_OPTIONS) as Params
   // Flat parameters (nearly every call) need none of qs's machinery; same rules:
-  // empty names and __proto__ skipped, the last of a repeated name wins.
-  const params: Params = Object.create(null)
+  // empty names and prototype member names skipped, the last of a repeated name wins.
+  const params: Params = {}
   let count = 0
   for (const part of text.split('&')) {
     if (part === '') continue
     if (++count > QS_OPTIONS.parameterLimit!) break
     const equals = part.indexOf('=')
     const name = decodeComponent(equals === -1 ? part : part.slice(0, equals))
-    if (name === '' || name === '__proto__') continue
+    if (name === '' || name in Object.prototype) continue
     params[name] = equals === -1 ? '' : decodeComponent(part.slice(equals + 1))
   }
   return params
@@ -217,7 +220,7 @@ export async function parseBody(req: IncomingMessage, limits: BodyLimits): Promi
   if (contentType.includes('json')) {
     let decoded: unknown
     try {
-      decoded = JSON.parse(text)
+      decoded = JSON.parse(text, withoutPrototypeKeys)
     } catch {
       throw rpcError('INVALID_PARAMETER', 'The JSON body could not be parsed')
     }

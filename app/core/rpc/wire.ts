@@ -1,7 +1,7 @@
 import vine, { errors as vineErrors } from '@vinejs/vine'
 import type { VineValidator } from '@vinejs/vine'
 import { rpcError, type ErrorCode } from './errors.js'
-import { exceedsNesting } from './nesting.js'
+import { exceedsNesting, withoutPrototypeKeys } from './nesting.js'
 
 /**
  * Wire values as real clients send them, and the one set of VineJS rules that
@@ -115,7 +115,7 @@ function nestedValue(value: unknown): unknown {
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
     let parsed: unknown
     try {
-      parsed = JSON.parse(trimmed)
+      parsed = JSON.parse(trimmed, withoutPrototypeKeys)
     } catch {
       return value
     }

@@ -1,4 +1,4 @@
-import { MAX_NESTING, exceedsNesting } from '#core/rpc/nesting'
+import { MAX_NESTING, exceedsNesting, withoutPrototypeKeys } from '#core/rpc/nesting'
 
 /**
  * The socket protocol of docs/spec/service-interface.md part 6: JSON objects with an integer `type`.
@@ -78,7 +78,7 @@ export interface ErrorFields {
 export function parseFrame(data: string): Frame | string {
   let value: unknown
   try {
-    value = JSON.parse(data)
+    value = JSON.parse(data, withoutPrototypeKeys)
   } catch {
     return 'the frame is not valid JSON'
   }

@@ -68,7 +68,7 @@ export function flagOr(raw: unknown, fallback: boolean): boolean {
 export function asIdList(raw: unknown, name: string): number[] {
   return asList(raw, name).map((item) => {
     const text = String(item).trim()
-    if (!/^\d+$/.test(text))
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
       throw rpcError('INVALID_PARAMETER', `Invalid parameter ${name}: "${text}" is not an id`, {
         field: name,
       })

@@ -32,7 +32,7 @@ import { RowWriter } from './row_writer.js'
 import { SchemaService } from './schema_service.js'
 import { TableAccess } from './table_access.js'
 import { validateWire } from '#core/rpc/wire'
-import { asList, asObject, flagOr } from '../lib/wire.js'
+import { asIdList, asList, asObject, flagOr } from '../lib/wire.js'
 import { fieldValidator } from '../validators/params.js'
 import { assertFilterCount, assertRoomFor, settingJson } from '../lib/limits.js'
 
@@ -697,7 +697,7 @@ export class StructureService {
       changes.calendar = settingJson(asObject(input.calendar, 'calendar'), 'calendar')
     if (input.hiddenFields !== undefined)
       changes.hidden_fields = settingJson(
-        asList(input.hiddenFields, 'hiddenFields').map(Number),
+        asIdList(input.hiddenFields, 'hiddenFields'),
         'hiddenFields'
       )
     return changes

@@ -7,8 +7,7 @@ import { TABLE_LIMITS } from '../lib/limits.js'
  * by the core wire rules (object(), list(), flag(), int()), which take an
  * empty value as "not given". A few stay raw (vine.any()) because an empty
  * value means something there and the service reads it: `filterGroup=`,
- * `card=`, `calendar=`, `hiddenFields=` clear a view's setting, `view_id=`
- * detaches a tab from its view, and filterRowIds also takes `1,2,3` / `!1,2,3`.
+ * `card=`, `calendar=`, `hiddenFields=` clear a view's setting, and filterRowIds also takes `1,2,3` / `!1,2,3`.
  */
 
 /** The owner of the table's book: optional, checked against the table when given. */
@@ -50,10 +49,10 @@ export const viewFields = {
   hiddenFields: vine.any().optional(),
 }
 
-/** A tab's settings: createTab and updateTab (`view_id`, or `viewId`, names the view shown). */
+/** A tab's settings: createTab and updateTab (`view_id`, or `viewId`, names the view shown; empty or 0 detaches it). */
 export const tabFields = {
-  view_id: vine.any().optional(),
-  viewId: vine.any().optional(),
+  view_id: looseText().optional(),
+  viewId: looseText().optional(),
   order: int().optional(),
   hidden: flag().optional(),
 }

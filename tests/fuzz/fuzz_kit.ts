@@ -1,0 +1,261 @@
+import app from '@adonisjs/core/services/app'
+import type { VineValidator } from '@vinejs/vine'
+import { ERROR_CATALOGUE } from '#core/rpc/errors'
+import { PluginRegistry } from '#core/plugins/plugin_registry'
+import { rpc, type Form } from '#tests/helpers/rpc'
+import { serverUrl } from '#tests/helpers/server'
+import { login, makeUser, type Session } from '#tests/helpers/users'
+
+/**
+ * The hostile-input suite's kit: the parameters each registered operation and
+ * socket handler declares (read from its validator, so a new one is covered
+ * the day it lands), the hostile values, and the checks every answer must
+ * pass. The suite is bounded: its size follows the registry, not a clock.
+ */
+
+/** A hostile value: `undefined` removes the parameter; `raw` is sent as it is (urlencoded only). */
+export interface Hostile {
+  name: string
+  value: unknown
+  /** A urlencoded body fragment for values fetch cannot express (invalid UTF-8). */
+  raw?: string
+}
+
+const deep = (levels: number) => {
+  let value: Record<string, unknown> = { leaf: '1' }
+  for (let level = 0; level < levels; level++) value = { a: value }
+  return value
+}
+
+/** One of each kind the hardening issue names, kept small enough to run thousands of times. */
+export const HOSTILE_VALUES: Hostile[] = [
+  { name: 'missing', value: undefined },
+  { name: 'empty', value: '' },
+  { name: 'wrong type', value: 'not-a-number' },
+  { name: 'array', value: ['1', '2'] },
+  { name: 'object', value: { a: '1', b: { c: '2' } } },
+  { name: 'huge', value: 'x'.repeat(100_000) },
+  { name: 'deep', value: deep(40) },
+  { name: 'deep JSON text', value: '['.repeat(20_000) + ']'.repeat(20_000) },
+  { name: 'NUL', value: 'a\u0000b' },
+  { name: 'invalid UTF-8', value: 'x', raw: '%FF%FE%FD' },
+  { name: '2^63', value: '9223372036854775808' },
+  { name: '-2^63', value: '-9223372036854775809' },
+  { name: '2^64 as JSON number', value: 18446744073709551616 },
+  { name: 'NaN', value: 'NaN' },
+  { name: 'Infinity', value: 'Infinity' },
+  { name: 'negative', value: '-1' },
+  { name: 'SQL', value: "1' OR '1'='1'; DROP TABLE users; --" },
+  { name: 'path', value: '../../../../etc/passwd' },
+  { name: 'LIKE pattern', value: '%_%_%_%_'.repeat(1_000) },
+]
+
+/**
+ * Traces of a stack, a source path or a module path: none may reach a client. Repetitions are
+ * bounded: an unbounded `[\w/.-]+` before a fixed suffix backtracks quadratically on a long
+ * answer (100 KB of letters took 50 s).
+ */
+export const LEAK =
+  /node_modules|\/work\/|[\w/.-]{1,200}\.(?:ts|js):\d+|\bat [\w.<>]{1,200} \(|Error: .{0,500}\n\s+at /
+
+export const DOCUMENTED_CODES = new Set(Object.keys(ERROR_CATALOGUE))
+
+/** Problems with one answer, or [] when it is a proper api.php answer. */
+export function answerProblems(answer: {
+  status: number
+  contentType: string | null
+  body: Record<string, any>
+  text: string
+}): string[] {
+  const problems: string[] = []
+  if (answer.status !== 200) problems.push(`HTTP ${answer.status}`)
+  if (answer.contentType !== 'application/json') problems.push(`Content-Type ${answer.contentType}`)
+  if ('unparsable' in answer.body) problems.push('not JSON')
+  else if (answer.body.status === 'nok') {
+    if (!DOCUMENTED_CODES.has(answer.body.errorCode))
+      problems.push(`undocumented errorCode ${answer.body.errorCode}`)
+    if (answer.body.errorCode === 'INTERNAL_ERROR') problems.push(`INTERNAL_ERROR`)
+    if (typeof answer.body.errorMsg !== 'string' || answer.body.errorMsg === '')
+      problems.push('no errorMsg')
+  } else if (answer.body.status !== 'ok') problems.push(`status ${answer.body.status}`)
+  if (LEAK.test(answer.text)) problems.push('stack or path in the answer')
+  return problems
+}
+
+/** Top-level parameter names of a compiled VineJS object schema. */
+export function parametersOf(validator: VineValidator<any, any> | undefined): string[] {
+  if (!validator) return []
+  const schema = validator.toJSON().schema.schema as {
+    type: string
+    properties?: { fieldName: string }[]
+    groups?: { conditions: { schema: { properties?: { fieldName: string }[] } }[] }[]
+  }
+  const names = new Set<string>()
+  for (const property of schema.properties ?? []) names.add(property.fieldName)
+  for (const group of schema.groups ?? [])
+    for (const condition of group.conditions)
+      for (const property of condition.schema.properties ?? []) names.add(property.fieldName)
+  return [...names]
+}
+
+export async function registry() {
+  return app.container.make(PluginRegistry)
+}
+
+/** Sends api.php parameters over `form`; a `raw` fragment is appended to a urlencoded body. */
+export async function send(params: Record<string, unknown>, form: Form, raw?: string) {
+  if (raw === undefined) return rpc(params, form)
+  const body = new URLSearchParams(
+    Object.entries(params).map(([key, value]): [string, string] => [key, String(value)])
+  ).toString()
+  const response = await fetch(`${serverUrl()}/live/api.php`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: `${body}&${raw}=${raw}`,
+  })
+  const text = await response.text()
+  let parsed: Record<string, any>
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    parsed = { unparsable: text }
+  }
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    body: parsed,
+    text,
+  }
+}
+
+/** Runs `tasks` with at most `limit` at once. */
+export async function pool<T>(items: T[], limit: number, task: (item: T) => Promise<void>) {
+  let next = 0
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await task(items[next++])
+  })
+  await Promise.all(workers)
+}
+
+/**
+ * A world for the hostile requests to aim at: a user with a session, a book
+ * with a message, a table with a field, a row and a view, so that requests
+ * with one bad parameter reach past the first lookup.
+ */
+export async function makeWorld() {
+  const owner = await makeUser()
+  const session = await login(owner)
+  const call = async (req: string, params: Record<string, unknown>) => {
+    const answer = await rpc({ req, ...credentials(session), ...params })
+    if (answer.body.status !== 'ok')
+      throw new Error(`fuzz world: ${req} failed: ${answer.text.slice(0, 300)}`)
+    return answer.body
+  }
+  const bookCode = `fuzz${Date.now().toString(36)}`
+  await call('createBook', { b_c: bookCode })
+  const book = { b_o: owner.code, b_c: bookCode }
+  const sent = await call('sendMsg', { ...book, msg: 'fuzz target' })
+  const table = await call('createTable', { ...book, name: 'Fuzz', code: 'fuzz' })
+  const field = await call('createField', {
+    b_o: owner.code,
+    catId: table.catId,
+    name: 'Name',
+    type: 'shorttext',
+  })
+  const rows = await call('createOrUpdateTableRows', {
+    b_o: owner.code,
+    rows: JSON.stringify({ tmp1: { [field.fieldId]: 'a' } }),
+  })
+  const view = await call('createView', {
+    b_o: owner.code,
+    catId: table.catId,
+    name: 'All',
+  }).catch(() => ({ viewId: 1 }))
+  /** A valid value for the parameters the world knows; others start absent. */
+  const valid: Record<string, unknown> = {
+    ...book,
+    msg: 'hello',
+    smid: sent.createMessageId,
+    msg_id: sent.createMessageId,
+    catId: table.catId,
+    fieldId: field.fieldId,
+    rowId: rows.newRows[0].id,
+    viewId: view.viewId,
+    value: 'v',
+    name: 'n',
+  }
+  return { owner, session, book, valid }
+}
+
+export function credentials(session: Session) {
+  return { o_u: session.o_u, u_c: session.o_u, sesskey: session.sesskey }
+}
+
+/**
+ * What a write leaves behind, over every table: its row count and highest
+ * stamp. A rejected request must leave it as it was. Tables that record
+ * attempts on purpose (login throttling) are left out.
+ */
+let fingerprintSql: string | null = null
+export async function fingerprint(): Promise<string> {
+  const { default: db } = await import('@adonisjs/lucid/services/db')
+  if (!fingerprintSql) {
+    const mysql = db.primaryConnectionName === 'mysql'
+    const listed = mysql
+      ? await db.rawQuery(
+          'select table_name as name from information_schema.tables where table_schema = database()'
+        )
+      : await db.rawQuery(
+          "select name from sqlite_master where type = 'table' and name not like 'sqlite_%'"
+        )
+    const names = ((mysql ? listed[0] : listed) as { name: string }[]).map((row) => row.name)
+    const parts: string[] = []
+    for (const name of names.sort()) {
+      if (/adonis_schema|limiter|throttle|attempt|rate_limit/i.test(name)) continue
+      const columns = await db.connection().columnsInfo(name)
+      const stamp = 'sstamp' in columns ? 'max(sstamp)' : 'null'
+      parts.push(
+        `select '${name}' as t, count(*) as c, ${stamp} as s from ${mysql ? `\`${name}\`` : `"${name}"`}`
+      )
+    }
+    fingerprintSql = parts.join(' union all ')
+  }
+  const result = await db.rawQuery(fingerprintSql)
+  const rows = (db.primaryConnectionName === 'mysql' ? result[0] : result) as {
+    t: string
+    c: number
+    s: number | null
+  }[]
+  return rows.map((row) => `${row.t}:${row.c}:${row.s ?? ''}`).join(',')
+}
+
+/** Waits (up to 5 s) until no job is waiting or running: writes made by jobs are over. */
+export async function settled() {
+  const { QueueService } = await import('#core/services/queue_service')
+  const queue = await app.container.make(QueueService)
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const counts = (await queue.counts()) as Record<string, number>
+    if ((counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) === 0) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** Collects what reaches logger.error while installed: the server log must show no unhandled error. */
+export async function watchErrors() {
+  const logger = await app.container.make('logger')
+  const original = logger.error.bind(logger)
+  const seen: string[] = []
+  logger.error = ((...args: unknown[]) => {
+    seen.push(
+      JSON.stringify(args, (_key, value) => (value instanceof Error ? value.stack : value)).slice(
+        0,
+        400
+      )
+    )
+    return (original as (...a: unknown[]) => void)(...args)
+  }) as typeof logger.error
+  return {
+    take: () => seen.splice(0, seen.length),
+    restore: () => (logger.error = original),
+  }
+}
