@@ -56,7 +56,7 @@ export default class TablesController {
     }
     const [{ total }] = await books.clone().count('* as total')
     const forms = await books
-      .orderBy('b.id')
+      .orderBy('b.id', 'desc')
       .offset((page - 1) * BOOKS_PER_PAGE)
       .limit(BOOKS_PER_PAGE)
       .select('f.id as form_id', 'b.id as book_id', 'b.code', 'o.code as owner')
