@@ -1,4 +1,16 @@
 import env from '#start/env'
+import quireConfig from '#config/quire'
+
+/** `/live/socket` is also `/dev/socket` (QUIRE_URL_PREFIXES), as api.php is; no trailing slash. */
+function socketPaths(path: string) {
+  const trimmed = path.replace(/\/+$/, '')
+  const paths = new Set([trimmed])
+  const prefix = quireConfig.urlPrefixes.find((candidate) => trimmed.startsWith(`${candidate}/`))
+  if (prefix) {
+    for (const other of quireConfig.urlPrefixes) paths.add(other + trimmed.slice(prefix.length))
+  }
+  return paths
+}
 
 /**
  * The realtime channel (docs/socket.md). Limits protect the server and the
@@ -8,6 +20,8 @@ import env from '#start/env'
 const socketConfig = {
   /** Upgrade path of the WebSocket endpoint on the HTTP server. */
   path: env.get('SOCKET_PATH', '/live/socket'),
+  /** Every path the upgrade answers: SOCKET_PATH, and under each environment prefix when it starts with one. */
+  paths: socketPaths(env.get('SOCKET_PATH', '/live/socket')),
   /** A port of its own for the socket (every path there is the socket), besides the HTTP server's path. */
   port: env.get('SOCKET_PORT'),
   /** Larger frames close the connection with 1009 (message too big). */

@@ -8,6 +8,7 @@ import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import type { AccessService } from '#core/services/access_service'
 import type { UserService } from '#core/services/user_service'
 import type { SocketConfig } from '#config/socket'
+import { collapseSlashes } from '#core/http/node_server'
 import { CloseCode, parseFrame } from './protocol.js'
 import type { SocketHub } from './hub.js'
 import { Connection } from './connection.js'
@@ -63,8 +64,9 @@ export class SocketServer {
     if (this.attached.has(server)) return
     this.attached.add(server)
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-      const path = (request.url ?? '').split('?')[0].replace(/\/+$/, '')
-      if (!anyPath && path !== this.config.path.replace(/\/+$/, '')) {
+      // Doubled slashes are tolerated as on every route (upgrades do not pass the request listener).
+      const path = collapseSlashes((request.url ?? '').split('?')[0]).replace(/\/+$/, '')
+      if (!anyPath && !this.config.paths.has(path)) {
         // Another upgrade listener may own this path; alone, answer it rather than leave it hanging.
         if (server.listenerCount('upgrade') === 1) {
           socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')

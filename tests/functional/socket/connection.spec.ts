@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import WebSocket from 'ws'
 import { login, makeUser } from '#tests/helpers/users'
 import { serverUrl } from '#tests/helpers/server'
-import { attached, connect, ensureSocketEndpoint, socketUrl } from './socket_client.js'
+import { attached, connect, connectTo, ensureSocketEndpoint, socketUrl } from './socket_client.js'
 
 test.group('socket: endpoint, attach, ping', (group) => {
   group.setup(async () => {
@@ -46,6 +46,19 @@ test.group('socket: endpoint, attach, ping', (group) => {
     const closed = await socket.closed
     assert.equal(closed.code, 4001)
     assert.notExists(socket.frames.find((frame) => frame.type === 8))
+  })
+
+  test('the socket answers under every environment prefix, doubled slashes tolerated', async ({
+    assert,
+  }) => {
+    const session = await login(await makeUser())
+    const base = serverUrl().replace(/^http/, 'ws')
+    for (const path of ['/dev/socket', '//dev//socket/', '/live/socket/']) {
+      const socket = await connectTo(`${base}${path}`, session)
+      await socket.attach()
+      assert.isTrue(socket.ws.readyState === WebSocket.OPEN, path)
+      await socket.close()
+    }
   })
 
   test('type given as a digit string is accepted', async ({ assert }) => {
