@@ -15,6 +15,9 @@ export async function ensureSocketEndpoint() {
   return socket
 }
 
+/** What a socket client sends with each frame. */
+export type Credentials = Pick<Session, 'o_u' | 'sesskey'>
+
 export interface Closed {
   code: number
   reason: string
@@ -31,7 +34,7 @@ export class TestSocket {
 
   constructor(
     readonly ws: WebSocket,
-    readonly session?: Session
+    readonly session?: Credentials
   ) {
     this.closed = new Promise((resolve) =>
       ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }))
@@ -130,12 +133,12 @@ export function socketUrl(base = serverUrl()) {
 }
 
 /** Opens a socket to the test server (or `base`), optionally with a session's credentials. */
-export async function connect(session?: Session, base?: string): Promise<TestSocket> {
+export async function connect(session?: Credentials, base?: string): Promise<TestSocket> {
   return connectTo(socketUrl(base), session)
 }
 
 /** Opens a socket to an exact ws:// URL. */
-export async function connectTo(url: string, session?: Session): Promise<TestSocket> {
+export async function connectTo(url: string, session?: Credentials): Promise<TestSocket> {
   const ws = new WebSocket(url)
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve())
@@ -145,7 +148,7 @@ export async function connectTo(url: string, session?: Session): Promise<TestSoc
 }
 
 /** A socket attached as `session`'s user. */
-export async function attached(session: Session, base?: string) {
+export async function attached(session: Credentials, base?: string) {
   const socket = await connect(session, base)
   return socket.attach()
 }
