@@ -2,7 +2,7 @@ import app from '@adonisjs/core/services/app'
 import type { VineValidator } from '@vinejs/vine'
 import { ERROR_CATALOGUE } from '#core/rpc/errors'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
-import { rpc, type Form } from '#tests/helpers/rpc'
+import { answerOf, rpc, type Form } from '#tests/helpers/rpc'
 import { serverUrl } from '#tests/helpers/server'
 import { login, makeUser, type Session } from '#tests/helpers/users'
 
@@ -108,24 +108,13 @@ export async function send(params: Record<string, unknown>, form: Form, raw?: st
   const body = new URLSearchParams(
     Object.entries(params).map(([key, value]): [string, string] => [key, String(value)])
   ).toString()
-  const response = await fetch(`${serverUrl()}/live/api.php`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: `${body}&${raw}=${raw}`,
-  })
-  const text = await response.text()
-  let parsed: Record<string, any>
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    parsed = { unparsable: text }
-  }
-  return {
-    status: response.status,
-    contentType: response.headers.get('content-type'),
-    body: parsed,
-    text,
-  }
+  return answerOf(
+    await fetch(`${serverUrl()}/live/api.php`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `${body}&${raw}=${raw}`,
+    })
+  )
 }
 
 /** Runs `tasks` with at most `limit` at once. */

@@ -61,7 +61,11 @@ export async function rpc(
       break
     }
   }
-  const response = await fetch(url, init)
+  return answerOf(await fetch(url, init))
+}
+
+/** An api.php response as tests read it (a body that is not JSON is kept as `unparsable`). */
+export async function answerOf(response: Response): Promise<RpcAnswer> {
   const text = await response.text()
   let body: Record<string, any>
   try {
@@ -69,10 +73,5 @@ export async function rpc(
   } catch {
     body = { unparsable: text }
   }
-  return {
-    status: response.status,
-    contentType: response.headers.get('content-type'),
-    body,
-    text,
-  } as RpcAnswer
+  return { status: response.status, contentType: response.headers.get('content-type'), body, text }
 }
