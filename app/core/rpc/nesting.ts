@@ -26,20 +26,27 @@ export function exceedsNesting(value: unknown, limit = MAX_NESTING): boolean {
 /**
  * JSON.parse for text a client sent: a value nested deeper than MAX_NESTING
  * throws a SyntaxError, as malformed JSON does, so every caller's "not JSON"
- * answer covers it.
+ * answer covers it. Keys named like Object.prototype's members are dropped.
  */
 export function parseBoundedJson(text: string): unknown {
-  const value = JSON.parse(text, withoutPrototypeKeys)
+  const value = JSON.parse(text)
   if (exceedsNesting(value)) throw new SyntaxError(`JSON nested deeper than ${MAX_NESTING} levels`)
-  return value
+  return dropPrototypeKeys(value)
 }
 
 /**
- * A JSON.parse reviver that drops keys named like Object.prototype's members
- * (`toString`, `valueOf`, `__proto__`, `constructor`…), as the form decoder
- * does: an own `toString` that is not a function makes String(value) throw,
- * so code reading a client's value as text could not refuse it properly.
+ * Removes (in place) the keys named like Object.prototype's members
+ * (`toString`, `valueOf`, `__proto__`, `constructor`…) from a parsed JSON
+ * value, as the form decoder drops them: an own `toString` that is not a
+ * function makes String(value) throw, so code reading a client's value as
+ * text could not refuse it properly. Call it once exceedsNesting has passed
+ * (it recurses; a JSON.parse reviver would recurse before the check).
  */
-export function withoutPrototypeKeys(key: string, value: unknown) {
-  return key in Object.prototype ? undefined : value
+export function dropPrototypeKeys<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value
+  for (const key of Object.keys(value)) {
+    if (key in Object.prototype) delete (value as Record<string, unknown>)[key]
+    else dropPrototypeKeys((value as Record<string, unknown>)[key])
+  }
+  return value
 }

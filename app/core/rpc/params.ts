@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import type { IncomingMessage } from 'node:http'
 import Busboy from 'busboy'
 import { rpcError } from './errors.js'
-import { MAX_NESTING, exceedsNesting, withoutPrototypeKeys } from './nesting.js'
+import { MAX_NESTING, dropPrototypeKeys, exceedsNesting } from './nesting.js'
 
 /** The decoded parameters of one api.php request: PHP's $_REQUEST shape (string leaves). */
 export type Params = Record<string, any>
@@ -220,7 +220,7 @@ export async function parseBody(req: IncomingMessage, limits: BodyLimits): Promi
   if (contentType.includes('json')) {
     let decoded: unknown
     try {
-      decoded = JSON.parse(text, withoutPrototypeKeys)
+      decoded = JSON.parse(text)
     } catch {
       throw rpcError('INVALID_PARAMETER', 'The JSON body could not be parsed')
     }
@@ -228,6 +228,7 @@ export async function parseBody(req: IncomingMessage, limits: BodyLimits): Promi
       throw rpcError('INVALID_PARAMETER', 'The JSON body must be an object')
     if (exceedsNesting(decoded))
       throw rpcError('INVALID_PARAMETER', `The JSON body nests deeper than ${MAX_NESTING} levels`)
+    dropPrototypeKeys(decoded)
     return { params: stringifyLeaves(decoded), files: [], cleanup: noCleanup }
   }
   // urlencoded, and bodies sent without a content type (some clients omit it)

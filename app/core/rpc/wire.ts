@@ -1,7 +1,7 @@
 import vine, { errors as vineErrors } from '@vinejs/vine'
 import type { VineValidator } from '@vinejs/vine'
 import { rpcError, type ErrorCode } from './errors.js'
-import { exceedsNesting, withoutPrototypeKeys } from './nesting.js'
+import { dropPrototypeKeys, exceedsNesting } from './nesting.js'
 
 /**
  * Wire values as real clients send them, and the one set of VineJS rules that
@@ -115,11 +115,11 @@ function nestedValue(value: unknown): unknown {
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
     let parsed: unknown
     try {
-      parsed = JSON.parse(trimmed, withoutPrototypeKeys)
+      parsed = JSON.parse(trimmed)
     } catch {
       return value
     }
-    return exceedsNesting(parsed) ? TOO_DEEP : parsed
+    return exceedsNesting(parsed) ? TOO_DEEP : dropPrototypeKeys(parsed)
   }
   return value
 }

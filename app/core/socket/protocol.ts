@@ -1,4 +1,4 @@
-import { MAX_NESTING, exceedsNesting, withoutPrototypeKeys } from '#core/rpc/nesting'
+import { MAX_NESTING, dropPrototypeKeys, exceedsNesting } from '#core/rpc/nesting'
 
 /**
  * The socket protocol of docs/spec/service-interface.md part 6: JSON objects with an integer `type`.
@@ -78,13 +78,14 @@ export interface ErrorFields {
 export function parseFrame(data: string): Frame | string {
   let value: unknown
   try {
-    value = JSON.parse(data, withoutPrototypeKeys)
+    value = JSON.parse(data)
   } catch {
     return 'the frame is not valid JSON'
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     return 'the frame is not a JSON object'
   if (exceedsNesting(value)) return `the frame nests deeper than ${MAX_NESTING} levels`
+  dropPrototypeKeys(value)
   const raw = (value as Record<string, unknown>).type
   const type = typeof raw === 'string' && /^\d{1,4}$/.test(raw.trim()) ? Number(raw) : raw
   if (typeof type !== 'number' || !Number.isInteger(type)) return 'the frame has no integer type'

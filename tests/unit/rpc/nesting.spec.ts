@@ -1,0 +1,34 @@
+import { test } from '@japa/runner'
+import { MAX_NESTING, exceedsNesting, parseBoundedJson } from '#core/rpc/nesting'
+import { decodeForm } from '#core/rpc/params'
+
+const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels)
+
+test.group('nesting: client values nest at most MAX_NESTING levels', () => {
+  test('exceedsNesting counts levels without recursion, even 100,000 of them', ({ assert }) => {
+    assert.isFalse(exceedsNesting(JSON.parse(nested(MAX_NESTING))))
+    assert.isTrue(exceedsNesting(JSON.parse(nested(MAX_NESTING + 2))))
+    assert.isTrue(exceedsNesting(JSON.parse(nested(100_000))))
+    assert.isFalse(exceedsNesting('text'))
+  })
+
+  test('parseBoundedJson refuses deep JSON as malformed JSON is refused', ({ assert }) => {
+    assert.throws(() => parseBoundedJson(nested(100_000)), SyntaxError)
+    assert.throws(() => parseBoundedJson('{"a":'), SyntaxError)
+    assert.deepEqual(parseBoundedJson('{"a":[1,{"b":2}]}'), { a: [1, { b: 2 }] })
+  })
+
+  test('keys named like Object.prototype members are dropped by every decoder', ({ assert }) => {
+    const parsed = parseBoundedJson(
+      '{"toString":"x","a":{"valueOf":1,"__proto__":{"p":1},"constructor":2,"ok":3}}'
+    ) as Record<string, any>
+    assert.deepEqual(Object.keys(parsed), ['a'])
+    assert.deepEqual(Object.keys(parsed.a), ['ok'])
+    assert.equal(String(parsed), '[object Object]')
+    const form = decodeForm('a[toString]=x&a[b]=1&toString=y&c[]=1')
+    assert.equal(String(form.a), '[object Object]')
+    assert.isFalse(Object.hasOwn(form, 'toString'))
+    assert.isFalse(Object.hasOwn(form.a, 'toString'))
+    assert.equal(form.a.b, '1')
+  })
+})
