@@ -18,6 +18,16 @@ export default class ConsoleProvider {
     this.app.container.bind('vite' as any, () => vite)
   }
 
+  /** The dashboard's live feed (Transmit), where requests are served. */
+  async start() {
+    const environment = this.app.getEnvironment()
+    if (environment !== 'web' && environment !== 'test') return
+    const { default: socketConfig } = await import('#config/socket')
+    if (!socketConfig.transmit) return
+    const { DashboardFeed } = await import('#admin/live_feed')
+    await DashboardFeed.start(this.app)
+  }
+
   async boot() {
     const { default: edge } = await import('edge.js')
     const { edgePluginVite } = await import('@adonisjs/vite/plugins/edge')

@@ -23,14 +23,31 @@ const channelOf = (ctx: HttpContext) => {
 
 const isSubscription = (ctx: HttpContext) => ctx.route?.pattern.endsWith('__transmit/subscribe')
 
+/** Channels of a fixed name that a plugin or the console authorizes itself (allowChannel). */
+const namedChannels = new Set<string>()
+
+/**
+ * A channel of a fixed name (no parameters), authorized by `check`: the
+ * console's dashboard feed (`admin/dashboard`) is one.
+ */
+export function allowChannel(
+  transmit: typeof transmitService,
+  name: string,
+  check: (ctx: HttpContext) => Promise<boolean>
+) {
+  namedChannels.add(name)
+  transmit.authorize(name, (ctx: HttpContext) => check(ctx))
+}
+
 /**
  * Transmit treats a channel that matches no authorization rule as public, and its
  * route matcher reads `users//au` or `users/av/../au` its own way: a subscription
  * is accepted only for a channel spelled exactly `users/<code>`, which the rule
- * below then authorizes for that user alone.
+ * below then authorizes for that user alone, or for a named channel.
  */
 function onlyUserChannels(ctx: HttpContext, next: NextFn) {
-  if (!USER_CHANNEL.test(channelOf(ctx))) return ctx.response.badRequest()
+  const channel = channelOf(ctx)
+  if (!USER_CHANNEL.test(channel) && !namedChannels.has(channel)) return ctx.response.badRequest()
   return next()
 }
 

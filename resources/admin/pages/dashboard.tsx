@@ -1,4 +1,6 @@
-import { Head, Link, usePoll } from '@inertiajs/react'
+import { useEffect } from 'react'
+import { Head, Link, router, usePoll } from '@inertiajs/react'
+import { Transmit } from '@adonisjs/transmit-client'
 import { BarChart, Card, formatDate } from '../components/ui'
 
 interface Series {
@@ -6,6 +8,7 @@ interface Series {
   counts: number[]
 }
 interface Props {
+  live: { channel: string; token: string }
   counts: {
     users: number
     books: number
@@ -25,9 +28,33 @@ interface Props {
 
 const hourLabel = (ms: number) => `${String(new Date(ms).getHours()).padStart(2, '0')}h`
 
-/** Counts, queue health, activity and hourly charts; refreshed in place every few seconds. */
-export default function Dashboard({ counts, queue, charts, activity }: Props) {
-  usePoll(4000, { only: ['counts', 'queue', 'charts', 'activity'] })
+const FIGURES = ['counts', 'queue', 'charts', 'activity']
+
+/**
+ * Reloads the figures when the server says they changed (Transmit channel
+ * admin/dashboard, authorized by the page's token), and every minute anyway
+ * (queue health changes without an event).
+ */
+function useLiveFigures(live: Props['live']) {
+  usePoll(60_000, { only: FIGURES })
+  useEffect(() => {
+    const transmit = new Transmit({
+      baseUrl: window.location.origin,
+      beforeSubscribe: (request) => request.headers.set('X-Console-Token', live.token),
+    })
+    const subscription = transmit.subscription(live.channel)
+    subscription.onMessage(() => router.reload({ only: FIGURES }))
+    subscription.create().catch(() => {})
+    return () => {
+      subscription.delete().catch(() => {})
+      transmit.close()
+    }
+  }, [live.channel, live.token])
+}
+
+/** Counts, queue health, activity and hourly charts; refreshed in place when they change. */
+export default function Dashboard({ counts, queue, charts, activity, live }: Props) {
+  useLiveFigures(live)
   const figures: [string, number, string?][] = [
     ['Users', counts.users, '/admin/users'],
     ['Books', counts.books, '/admin/books'],
