@@ -107,8 +107,10 @@ export class CredentialService {
       await this.failed(login, ip)
       return { ok: false, reason: 'invalid' }
     }
-    // A disabled account (admin console) signs in nowhere; it counts as a wrong password.
-    if (user.disabledAt || !(await this.users.verifyPassword(user, password))) {
+    // A disabled account (admin console) signs in nowhere; it counts as a wrong password, after
+    // the same one hash verification (a disabled account must not answer faster).
+    const matches = await this.users.verifyPassword(user, password)
+    if (user.disabledAt || !matches) {
       await this.failed(login, ip)
       return { ok: false, reason: 'invalid' }
     }
