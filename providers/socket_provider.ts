@@ -108,8 +108,8 @@ export default class SocketProvider {
     await this.connectBus(hub, this.serves)
     // Dropped sessions lose their sockets at once, on every instance.
     const { default: emitter } = await import('@adonisjs/core/services/emitter')
-    emitter.on('core:sessions_revoked', ({ userId, keptSessionId, reason }) =>
-      hub.revokeSessions(userId, keptSessionId, reason)
+    emitter.on('core:sessions_revoked', ({ userId, keptSessionId, reason, onlySessionId }) =>
+      hub.revokeSessions(userId, keptSessionId, reason, onlySessionId)
     )
     await this.bindPlugins(hub)
     if (environment === 'web') {

@@ -21,6 +21,8 @@ export interface SessionsRevoked {
   /** The session that stays valid (dropAllSessions); null when every session went. */
   keptSessionId: number | null
   reason: string
+  /** Only this session went (the console revoking one sesskey); the others stay. */
+  onlySessionId?: number
 }
 
 declare module '@adonisjs/core/types' {
@@ -335,7 +337,16 @@ export class AccessService {
 
   /** Drops one sesskey of a user (the admin console): its next request answers INVALID_SESSKEY. */
   async revokeSessionOf(userId: number, sessionId: number, reason = 'console') {
-    return this.stamps.write(async ({ trx }) => {
+    return this.stamps.write(async ({ trx, afterCommit }) => {
+      // Its sockets close at once, on every instance, as for dropAllSessions.
+      afterCommit(() =>
+        emitter.emit('core:sessions_revoked', {
+          userId,
+          keptSessionId: null,
+          reason,
+          onlySessionId: sessionId,
+        })
+      )
       const updated = await trx
         .from('api_sessions')
         .where('id', sessionId)

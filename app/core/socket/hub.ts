@@ -46,7 +46,14 @@ export interface HubStream {
 
 type BusMessage =
   | { o: string; k: 'deliver'; d: Delivery }
-  | { o: string; k: 'revoke'; userId: number; kept: number | null; reason: string }
+  | {
+      o: string
+      k: 'revoke'
+      userId: number
+      kept: number | null
+      reason: string
+      only?: number
+    }
   | { o: string; k: 'signal'; t: string; d: unknown }
 
 /** Stands for the recipient's code while an addressed frame is serialized once. */
@@ -250,9 +257,9 @@ export class SocketHub {
    * Closes the sockets of a user's revoked sessions on every instance
    * (`kept`: the session that stays, or null for all).
    */
-  revokeSessions(userId: number, kept: number | null, reason: string) {
-    this.revokeLocally(userId, kept, reason)
-    if (this.bus) this.publish({ o: this.instanceId, k: 'revoke', userId, kept, reason })
+  revokeSessions(userId: number, kept: number | null, reason: string, only?: number) {
+    this.revokeLocally(userId, kept, reason, only)
+    if (this.bus) this.publish({ o: this.instanceId, k: 'revoke', userId, kept, reason, only })
   }
 
   /**
@@ -284,9 +291,10 @@ export class SocketHub {
     }
   }
 
-  private revokeLocally(userId: number, kept: number | null, reason: string) {
+  private revokeLocally(userId: number, kept: number | null, reason: string, only?: number) {
     for (const connection of [...(this.byUser.get(userId) ?? [])]) {
       if (kept !== null && connection.sessionId === kept) continue
+      if (only !== undefined && connection.sessionId !== only) continue
       connection.close(CloseCode.SESSION_DROPPED, `Session dropped (${reason})`.slice(0, 120))
     }
   }
@@ -344,7 +352,7 @@ export class SocketHub {
       this.deliverLocally(message.d)
       this.streamLocally(message.d)
     } else if (message.k === 'revoke') {
-      this.revokeLocally(message.userId, message.kept, message.reason)
+      this.revokeLocally(message.userId, message.kept, message.reason, message.only)
     } else if (message.k === 'signal') {
       for (const handler of this.signalHandlers.get(message.t) ?? []) {
         try {
