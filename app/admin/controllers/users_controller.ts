@@ -7,7 +7,7 @@ import { AccessService } from '#core/services/access_service'
 import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
 import { SessionService } from '#plugins/auth_service/services/session_service'
 import { LoginService } from '#plugins/auth_service/services/login_service'
-import { RpcError } from '#core/rpc/errors'
+import { refusalAsFormError, validatedBody } from '#admin/forms'
 
 const PER_PAGE = 25
 
@@ -124,9 +124,9 @@ export default class UsersController {
   }
 
   async store(ctx: HttpContext) {
-    const input = await this.validated(ctx, newUser)
+    const input = await validatedBody(ctx, newUser)
     if (!input) return ctx.response.redirect().back()
-    const user = await this.guard(ctx, () => this.users.create(input))
+    const user = await refusalAsFormError(ctx, () => this.users.create(input))
     if (!user) return ctx.response.redirect().back()
     ctx.session.flash('notice', `User ${user.code} created`)
     return ctx.response.redirect(`/admin/users/${user.id}`)
@@ -134,21 +134,21 @@ export default class UsersController {
 
   async update(ctx: HttpContext) {
     const user = await this.find(ctx)
-    const input = await this.validated(ctx, editUser)
+    const input = await validatedBody(ctx, editUser)
     if (!input) return ctx.response.redirect().back()
     const self = ctx.auth.use('web').user!
     if (user.id === self.id && input.isAdmin === false) {
       ctx.session.flash('errorsBag', { isAdmin: 'You cannot remove your own administrator right' })
       return ctx.response.redirect().back()
     }
-    if (await this.guard(ctx, () => this.users.update(user, input)))
+    if (await refusalAsFormError(ctx, () => this.users.update(user, input)))
       ctx.session.flash('notice', 'Saved')
     return ctx.response.redirect().back()
   }
 
   async password(ctx: HttpContext) {
     const user = await this.find(ctx)
-    const input = await this.validated(ctx, newPassword)
+    const input = await validatedBody(ctx, newPassword)
     if (!input) return ctx.response.redirect().back()
     const problems = this.logins.passwordProblems(input.password)
     if (problems.length) {
@@ -162,7 +162,7 @@ export default class UsersController {
 
   async disable(ctx: HttpContext) {
     const user = await this.find(ctx)
-    const input = await this.validated(ctx, disable)
+    const input = await validatedBody(ctx, disable)
     if (!input) return ctx.response.redirect().back()
     if (user.id === ctx.auth.use('web').user!.id) {
       ctx.session.flash('errorsBag', { disabled: 'You cannot disable your own account' })
@@ -180,7 +180,7 @@ export default class UsersController {
 
   async twoFactor(ctx: HttpContext) {
     const user = await this.find(ctx)
-    const input = await this.validated(ctx, twoFactor)
+    const input = await validatedBody(ctx, twoFactor)
     if (!input) return ctx.response.redirect().back()
     if (input.action === 'reset') await this.authUsers.resetTotp(user)
     else
@@ -194,7 +194,7 @@ export default class UsersController {
 
   async delegate(ctx: HttpContext) {
     const user = await this.find(ctx)
-    const input = await this.validated(ctx, delegation)
+    const input = await validatedBody(ctx, delegation)
     if (!input) return ctx.response.redirect().back()
     const other = await this.users.findByLogin(input.delegate)
     if (!other || other.id === user.id) {
@@ -214,37 +214,11 @@ export default class UsersController {
 
   async revokeSession(ctx: HttpContext) {
     const user = await this.find(ctx)
-    const input = await this.validated(ctx, revoke)
+    const input = await validatedBody(ctx, revoke)
     if (!input) return ctx.response.redirect().back()
     if (input.kind === 'sesskey') await this.access.revokeSessionOf(user.id, Number(input.id))
     else await this.authSessions.revoke({ userId: user.id, sessionId: input.id }, 'console')
     ctx.session.flash('notice', 'Session revoked')
     return ctx.response.redirect().back()
-  }
-
-  /** The validated body, or null after flashing the first message per field. */
-  private async validated<T>(
-    ctx: HttpContext,
-    validator: { validate(data: unknown): Promise<T> }
-  ): Promise<T | null> {
-    try {
-      return await validator.validate(ctx.request.body())
-    } catch (error: any) {
-      const errors: Record<string, string> = {}
-      for (const message of error?.messages ?? []) errors[message.field] ??= message.message
-      ctx.session.flash('errorsBag', errors)
-      return null
-    }
-  }
-
-  /** A service refusal (RpcError: a taken code or e-mail...) becomes a form error. */
-  private async guard<T>(ctx: HttpContext, action: () => Promise<T>): Promise<T | null> {
-    try {
-      return await action()
-    } catch (error) {
-      if (!(error instanceof RpcError)) throw error
-      ctx.session.flash('errorsBag', { form: error.message })
-      return null
-    }
   }
 }

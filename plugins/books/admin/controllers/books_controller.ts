@@ -2,7 +2,6 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
 import { UserService } from '#core/services/user_service'
-import { RpcError } from '#core/rpc/errors'
 import { consoleActor } from '#admin/actor'
 import { BookService } from '../../services/book_service.js'
 import { MemberService } from '../../services/member_service.js'
@@ -10,6 +9,7 @@ import { MessageQueries } from '../../services/message_queries.js'
 import { BookAccessService } from '../../services/book_access_service.js'
 import { BookDirectory } from '../book_directory.js'
 import { RIGHT_NAMES } from '../../rights.js'
+import { refusalAsFormError, validatedBody } from '#admin/forms'
 
 const PER_PAGE = 25
 const MESSAGES_PER_PAGE = 20
@@ -101,7 +101,7 @@ export default class BooksController {
   }
 
   async store(ctx: HttpContext) {
-    const input = await this.validated(ctx, newBook)
+    const input = await validatedBody(ctx, newBook)
     if (!input) return ctx.response.redirect().back()
     const administrator = ctx.auth.use('web').user!
     const owner = input.owner ? await this.users.findByLogin(input.owner) : administrator
@@ -109,7 +109,7 @@ export default class BooksController {
       ctx.session.flash('errorsBag', { owner: 'No such user' })
       return ctx.response.redirect().back()
     }
-    const created = await this.guard(ctx, () =>
+    const created = await refusalAsFormError(ctx, () =>
       this.books.create(consoleActor(owner, administrator), { b_c: input.code, title: input.title })
     )
     if (!created) return ctx.response.redirect().back()
@@ -120,7 +120,7 @@ export default class BooksController {
 
   async invite(ctx: HttpContext) {
     const book = await this.find(ctx)
-    const input = await this.validated(ctx, invitation)
+    const input = await validatedBody(ctx, invitation)
     if (!input) return ctx.response.redirect().back()
     if (
       await this.asOwner(ctx, book, (actor) =>
@@ -133,7 +133,7 @@ export default class BooksController {
 
   async setRight(ctx: HttpContext) {
     const book = await this.find(ctx)
-    const input = await this.validated(ctx, rightChange)
+    const input = await validatedBody(ctx, rightChange)
     if (!input) return ctx.response.redirect().back()
     const member = await this.users.findById(Number(ctx.params.userId))
     if (
@@ -161,7 +161,7 @@ export default class BooksController {
 
   async archive(ctx: HttpContext) {
     const book = await this.find(ctx)
-    const input = await this.validated(ctx, archiving)
+    const input = await validatedBody(ctx, archiving)
     if (!input) return ctx.response.redirect().back()
     if (
       await this.asOwner(ctx, book, (actor) =>
@@ -197,30 +197,6 @@ export default class BooksController {
   ) {
     const owner = await this.users.findById(book.ownerId)
     if (!owner) return null
-    return this.guard(ctx, () => action(consoleActor(owner, ctx.auth.use('web').user!)))
-  }
-
-  private async guard<T>(ctx: HttpContext, action: () => Promise<T>): Promise<T | null> {
-    try {
-      return await action()
-    } catch (error) {
-      if (!(error instanceof RpcError)) throw error
-      ctx.session.flash('errorsBag', { form: error.message })
-      return null
-    }
-  }
-
-  private async validated<T>(
-    ctx: HttpContext,
-    validator: { validate(data: unknown): Promise<T> }
-  ): Promise<T | null> {
-    try {
-      return await validator.validate(ctx.request.body())
-    } catch (error: any) {
-      const errors: Record<string, string> = {}
-      for (const message of error?.messages ?? []) errors[message.field] ??= message.message
-      ctx.session.flash('errorsBag', errors)
-      return null
-    }
+    return refusalAsFormError(ctx, () => action(consoleActor(owner, ctx.auth.use('web').user!)))
   }
 }
