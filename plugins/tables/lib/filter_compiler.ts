@@ -144,32 +144,23 @@ const ALIASES: Record<string, string> = {
 }
 
 /** The documented catalogue: which predicates each kind of field accepts (README.md, "Filters"). */
+const TEXT_PREDICATES = [
+  'is',
+  'is_not',
+  'contains',
+  'does_not_contain',
+  'begins_with',
+  'ends_with',
+  'is_empty',
+  'is_not_empty',
+  'any_of',
+  'none_of',
+]
+
 export const PREDICATES: Record<TypeKind, string[]> = {
-  text: [
-    'is',
-    'is_not',
-    'contains',
-    'does_not_contain',
-    'begins_with',
-    'ends_with',
-    'is_empty',
-    'is_not_empty',
-    'any_of',
-    'none_of',
-  ],
-  enum: [
-    'is',
-    'is_not',
-    'contains',
-    'does_not_contain',
-    'begins_with',
-    'ends_with',
-    'is_empty',
-    'is_not_empty',
-    'any_of',
-    'none_of',
-    'all_of',
-  ],
+  text: TEXT_PREDICATES,
+  // Enums add all_of: every given value is selected.
+  enum: [...TEXT_PREDICATES, 'all_of'],
   user: [
     'is',
     'is_not',
