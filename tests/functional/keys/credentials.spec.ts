@@ -2,9 +2,8 @@ import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import quireConfig from '#config/quire'
 import { CredentialService } from '#core/services/credential_service'
-import { rpc } from '#tests/helpers/rpc'
-import { serverUrl } from '#tests/helpers/server'
 import { TEST_PASSWORD, makeUser } from '#tests/helpers/users'
+import { countingVerifications, createOauthkeyFrom, newAppkey } from '#tests/helpers/credentials'
 
 const credentials = await app.container.make(CredentialService)
 
@@ -12,65 +11,27 @@ let addresses = 0
 /** A client address of its own (sent as X-Forwarded-For, trusted from loopback): no shared counter. */
 const freshAddress = () => `198.51.100.${++addresses}`
 
-/** createOauthkey over real HTTP from a given client address. */
-async function createOauthkey(key: string, login: string, pwd: string, address: string) {
-  const response = await fetch(`${serverUrl()}/live/api.php`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      'X-Forwarded-For': address,
-    },
-    body: new URLSearchParams({ req: 'createOauthkey', appkey: key, login, pwd }).toString(),
-  })
-  return (await response.json()) as Record<string, any>
-}
-
-async function appkey() {
-  const answer = await rpc({ req: 'createAppkey', appname: 'Credentials' })
-  return answer.body.appkey as string
-}
-
-/**
- * Counts the hash verifications made while `run` runs, by wrapping the
- * application's hash manager (every password check goes through it).
- */
-async function countingVerifications(run: () => Promise<void>) {
-  const manager = await app.container.make('hash')
-  const original = manager.verify
-  let count = 0
-  manager.verify = function (this: typeof manager, ...args: Parameters<typeof original>) {
-    count++
-    return original.apply(this, args)
-  }
-  try {
-    await run()
-  } finally {
-    manager.verify = original
-  }
-  return count
-}
-
 test.group('createOauthkey: the shared credential check', () => {
   test('an unknown login and a wrong password each cost exactly one hash verification', async ({
     assert,
   }) => {
     const user = await makeUser()
-    const key = await appkey()
+    const key = await newAppkey('Credentials')
     const address = freshAddress()
     // Warm: the first request of a run may load modules; the count must not depend on that.
-    await createOauthkey(key, user.code, TEST_PASSWORD, address)
+    await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address)
 
     let answer: Record<string, any> = {}
     const unknown = await countingVerifications(async () => {
-      answer = await createOauthkey(key, `nobody.${Date.now()}@example.test`, 'nope', address)
+      answer = await createOauthkeyFrom(key, `nobody.${Date.now()}@example.test`, 'nope', address)
     })
     assert.equal(answer.errorCode, 'INVALID_LOGIN')
     const wrong = await countingVerifications(async () => {
-      answer = await createOauthkey(key, user.code, 'nope', address)
+      answer = await createOauthkeyFrom(key, user.code, 'nope', address)
     })
     assert.equal(answer.errorCode, 'INVALID_LOGIN')
     const right = await countingVerifications(async () => {
-      answer = await createOauthkey(key, user.code, TEST_PASSWORD, address)
+      answer = await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address)
     })
     assert.equal(answer.status, 'ok')
 
@@ -82,24 +43,28 @@ test.group('createOauthkey: the shared credential check', () => {
 
   test('a success clears the login counter, not the address counter', async ({ assert }) => {
     const user = await makeUser()
-    const key = await appkey()
+    const key = await newAppkey('Credentials')
     const address = freshAddress()
     const { maxAttempts } = quireConfig.login
     for (let attempt = 1; attempt < maxAttempts; attempt++) {
-      const answer = await createOauthkey(key, user.code, 'nope', address)
+      const answer = await createOauthkeyFrom(key, user.code, 'nope', address)
       assert.equal(answer.errorCode, 'INVALID_LOGIN')
     }
     assert.equal(
-      await createOauthkey(key, user.code, TEST_PASSWORD, address).then((answer) => answer.status),
+      await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address).then(
+        (answer) => answer.status
+      ),
       'ok'
     )
     // A fresh allowance for the login: maxAttempts - 1 failures again are not blocked.
     for (let attempt = 1; attempt < maxAttempts; attempt++) {
-      const answer = await createOauthkey(key, user.code, 'nope', address)
+      const answer = await createOauthkeyFrom(key, user.code, 'nope', address)
       assert.equal(answer.errorCode, 'INVALID_LOGIN')
     }
     assert.equal(
-      await createOauthkey(key, user.code, TEST_PASSWORD, address).then((answer) => answer.status),
+      await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address).then(
+        (answer) => answer.status
+      ),
       'ok'
     )
     await credentials.reset({ ip: address })
@@ -109,12 +74,12 @@ test.group('createOauthkey: the shared credential check', () => {
     assert,
   }) => {
     const user = await makeUser()
-    const key = await appkey()
+    const key = await newAppkey('Credentials')
     const address = freshAddress()
     const limit = quireConfig.login.maxAttemptsPerAddress
     // Each failure on a different unknown login: only the address counter reaches its limit.
     for (let attempt = 1; attempt < limit; attempt++) {
-      const answer = await createOauthkey(
+      const answer = await createOauthkeyFrom(
         key,
         `guess${attempt}.${Date.now()}@x.test`,
         'no',
@@ -123,15 +88,17 @@ test.group('createOauthkey: the shared credential check', () => {
       assert.equal(answer.errorCode, 'INVALID_LOGIN')
     }
     assert.equal(
-      await createOauthkey(key, user.code, TEST_PASSWORD, address).then((answer) => answer.status),
+      await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address).then(
+        (answer) => answer.status
+      ),
       'ok'
     )
-    await createOauthkey(key, `last.${Date.now()}@x.test`, 'no', address)
+    await createOauthkeyFrom(key, `last.${Date.now()}@x.test`, 'no', address)
 
-    const blocked = await createOauthkey(key, user.code, TEST_PASSWORD, address)
+    const blocked = await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address)
     assert.equal(blocked.errorCode, 'TOO_MANY_ATTEMPTS')
     assert.isAbove(blocked.retryAfter, 0)
-    const elsewhere = await createOauthkey(key, user.code, TEST_PASSWORD, freshAddress())
+    const elsewhere = await createOauthkeyFrom(key, user.code, TEST_PASSWORD, freshAddress())
     assert.equal(elsewhere.status, 'ok', 'the limit is per address')
     await credentials.reset({ ip: address })
   })

@@ -1,9 +1,8 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import quireConfig from '#config/quire'
-import { rpc } from '#tests/helpers/rpc'
 import { serverUrl } from '#tests/helpers/server'
 import { authConfig, authUser, credentials, resetAuthState, TEST_PASSWORD } from '../helpers.js'
+import { countingVerifications, createOauthkeyFrom, newAppkey } from '#tests/helpers/credentials'
 
 /**
  * {auth_url}/login and api.php createOauthkey go through one credential check
@@ -25,50 +24,18 @@ async function authLogin(login: string, password: string, address: string) {
   return { status: response.status, body: (await response.json()) as Record<string, any> }
 }
 
-async function createOauthkey(key: string, login: string, pwd: string, address: string) {
-  const response = await fetch(`${serverUrl()}/live/api.php`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      'X-Forwarded-For': address,
-    },
-    body: new URLSearchParams({ req: 'createOauthkey', appkey: key, login, pwd }).toString(),
-  })
-  return (await response.json()) as Record<string, any>
-}
-
-async function appkey() {
-  const answer = await rpc({ req: 'createAppkey', appname: 'Shared credentials' })
-  return answer.body.appkey as string
-}
-
-/** Hash verifications made by the application's hash manager while `run` runs. */
-async function countingVerifications(run: () => Promise<void>) {
-  const manager = await app.container.make('hash')
-  const original = manager.verify
-  let count = 0
-  manager.verify = function (this: typeof manager, ...args: Parameters<typeof original>) {
-    count++
-    return original.apply(this, args)
-  }
-  try {
-    await run()
-  } finally {
-    manager.verify = original
-  }
-  return count
-}
-
 test.group('auth_service: one credential check with createOauthkey', (group) => {
   group.each.setup(() => resetAuthState())
 
   test('failures on createOauthkey count for {auth_url}/login', async ({ assert }) => {
     const user = await authUser()
-    const key = await appkey()
+    const key = await newAppkey('Shared credentials')
     const address = freshAddress()
     for (let attempt = 1; attempt < quireConfig.login.maxAttempts; attempt++) {
       assert.equal(
-        await createOauthkey(key, user.code, 'nope', address).then((answer) => answer.errorCode),
+        await createOauthkeyFrom(key, user.code, 'nope', address).then(
+          (answer) => answer.errorCode
+        ),
         'INVALID_LOGIN'
       )
     }
@@ -80,7 +47,7 @@ test.group('auth_service: one credential check with createOauthkey', (group) => 
     assert.equal(viaAuth.status, 429)
     assert.equal(viaAuth.body.error, 'too_many_requests')
     assert.isAbove(viaAuth.body.retry_after, 0)
-    const viaApi = await createOauthkey(key, user.code, TEST_PASSWORD, address)
+    const viaApi = await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address)
     assert.equal(viaApi.errorCode, 'TOO_MANY_ATTEMPTS')
     assert.isAbove(viaApi.retryAfter, 0)
     // Per login: another address gets no more tries for this login either.
@@ -91,7 +58,7 @@ test.group('auth_service: one credential check with createOauthkey', (group) => 
 
   test('failures on {auth_url}/login count for createOauthkey', async ({ assert }) => {
     const user = await authUser()
-    const key = await appkey()
+    const key = await newAppkey('Shared credentials')
     const address = freshAddress()
     // One counter per login name, whatever its case.
     for (let attempt = 1; attempt < quireConfig.login.maxAttempts; attempt++) {
@@ -100,10 +67,10 @@ test.group('auth_service: one credential check with createOauthkey', (group) => 
         401
       )
     }
-    const last = await createOauthkey(key, user.email!.toUpperCase(), 'nope', address)
+    const last = await createOauthkeyFrom(key, user.email!.toUpperCase(), 'nope', address)
     assert.equal(last.errorCode, 'INVALID_LOGIN')
 
-    const viaApi = await createOauthkey(key, user.email!, TEST_PASSWORD, address)
+    const viaApi = await createOauthkeyFrom(key, user.email!, TEST_PASSWORD, address)
     assert.equal(viaApi.errorCode, 'TOO_MANY_ATTEMPTS')
     const viaAuth = await authLogin(user.email!, TEST_PASSWORD, address)
     assert.equal(viaAuth.body.error, 'too_many_requests')
@@ -114,7 +81,7 @@ test.group('auth_service: one credential check with createOauthkey', (group) => 
     assert,
   }) => {
     const user = await authUser()
-    const key = await appkey()
+    const key = await newAppkey('Shared credentials')
     const address = freshAddress()
     const limit = quireConfig.login.maxAttemptsPerAddress
     // Failures on ever new unknown logins, alternating endpoints: only the address counter grows.
@@ -124,7 +91,7 @@ test.group('auth_service: one credential check with createOauthkey', (group) => 
         assert.equal(await authLogin(login, 'no', address).then((answer) => answer.status), 401)
       else
         assert.equal(
-          await createOauthkey(key, login, 'no', address).then((answer) => answer.errorCode),
+          await createOauthkeyFrom(key, login, 'no', address).then((answer) => answer.errorCode),
           'INVALID_LOGIN'
         )
     }
@@ -135,7 +102,9 @@ test.group('auth_service: one credential check with createOauthkey', (group) => 
       200
     )
     assert.equal(
-      await createOauthkey(key, user.code, TEST_PASSWORD, address).then((answer) => answer.status),
+      await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address).then(
+        (answer) => answer.status
+      ),
       'ok'
     )
 
@@ -145,7 +114,7 @@ test.group('auth_service: one credential check with createOauthkey', (group) => 
       429
     )
     assert.equal(
-      await createOauthkey(key, user.code, TEST_PASSWORD, address).then(
+      await createOauthkeyFrom(key, user.code, TEST_PASSWORD, address).then(
         (answer) => answer.errorCode
       ),
       'TOO_MANY_ATTEMPTS'
