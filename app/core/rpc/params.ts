@@ -147,6 +147,8 @@ async function readMultipart(req: IncomingMessage, limits: BodyLimits): Promise<
       try {
         busboy = Busboy({
           headers: req.headers,
+          // File names as UTF-8 (browsers and fetch send them so); busboy's default is Latin-1.
+          defParamCharset: 'utf8',
           limits: {
             fileSize: limits.maxFileBytes,
             fieldSize: limits.maxFormBytes,

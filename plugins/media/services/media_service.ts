@@ -118,7 +118,7 @@ export class MediaService {
       )
     if (upload.size === 0)
       throw rpcError('INVALID_PARAMETER', 'The file is empty', { field: 'qqfile' })
-    const originName = utf8Name(String(upload.clientName ?? ''))
+    const originName = String(upload.clientName ?? '')
       .replace(/^.*[\\/]/, '')
       .slice(0, 255)
     const found = identify(await sniffFile(upload.tmpPath), originName)
@@ -489,19 +489,6 @@ export class MediaService {
     if (!book || !this.bookAccess.allows(actor, book)) return false
     return (await this.bookAccess.rightOf(actor.user.id, book.id)) !== null
   }
-}
-
-/**
- * The multipart parser reads file names as Latin-1 (busboy's default): a
- * UTF-8 name arrives as mojibake. When the text re-reads as valid UTF-8, that
- * is what the client sent.
- */
-export function utf8Name(name: string) {
-  // eslint-disable-next-line no-control-regex
-  if (!/[\u0080-\u00ff]/.test(name) || /[^\u0000-\u00ff]/.test(name)) return name
-  const bytes = Buffer.from(name, 'latin1')
-  const decoded = bytes.toString('utf8')
-  return decoded.includes('\uFFFD') ? name : decoded
 }
 
 function parseList(value: unknown): any[] {

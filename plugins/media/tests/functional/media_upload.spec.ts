@@ -145,6 +145,27 @@ test.group('fileUpload to a message', () => {
     assert.lengthOf(await db.from('media_files').where('smid', smid), 0)
   })
 
+  test('a UTF-8 file name is kept as sent, in originName and in Content-Disposition', async ({
+    assert,
+  }) => {
+    const { book, call, smid, base } = await fixture()
+    const name = 'Übersicht – 日本.pdf'
+    const answer = await upload(book.session, { ...base, smid }, { bytes: files.pdf(), name })
+    assert.equal(answer.status, 'ok', JSON.stringify(answer))
+    assert.equal(answer.originName, name)
+    assert.equal(answer.name, name)
+    const message = ok(await call('getBookMessages', base)).bookMessages.find(
+      (m: any) => m.smid === smid
+    )
+    assert.equal(message.medias[0].originName, name)
+    const served = await fetchPath(`/live/dbi/in/full/${answer.uuid}`)
+    assert.equal(served.status, 200)
+    const disposition = served.headers.get('content-disposition')!
+    assert.include(disposition, `filename*=UTF-8''${encodeURIComponent(name)}`)
+    // The ASCII fallback replaces what it cannot say, never with mojibake.
+    assert.include(disposition, 'filename="_bersicht _ __.pdf"')
+  })
+
   test('types are sniffed from content, not from the name or the MIME type', async ({ assert }) => {
     const { book, smid, base } = await fixture()
     const png = await upload(
