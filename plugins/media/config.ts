@@ -23,6 +23,12 @@ const mediaConfig = {
   urlPrefix: quireConfig.urlPrefixes[0] ?? '/live',
   /** Unfinished resumable uploads (survive a restart). */
   tusDir: inData(env.get('MEDIA_TUS_DIR'), 'tus'),
+  /**
+   * Memory for small files the /dbi URLs serve (thumbnails, covers, small
+   * originals): at most this many bytes in all, none larger than 256 KiB.
+   */
+  memoryCacheBytes: env.get('MEDIA_MEMORY_CACHE_MB', 64) * 1024 * 1024,
+  memoryCacheLargest: 256 * 1024,
   /** Derivative sizes (spec 8): longest side in pixels. `full` is the original. */
   sizes: { norm: 1500, cover: 400, tb: 150 } as Record<string, number>,
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { buffer } from 'node:stream/consumers'
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { Actor } from '#core/rpc/base_operation'
@@ -7,12 +8,14 @@ import { credentialsOf, resolveActor } from '#core/auth/resolve_actor'
 import { AccessService } from '#core/services/access_service'
 import { UserService } from '#core/services/user_service'
 import { BookAccessService, type BookRef } from '#plugins/books/services/book_access_service'
+import mediaConfig from '../config.js'
+import { ByteCache } from '../lib/byte_cache.js'
 import { isDecodableImage } from '../lib/sniff.js'
 import { DerivativeService, ICONS_DIR, iconOf } from '../services/derivative_service.js'
 import { MediaService, urlName, type MediaFile } from '../services/media_service.js'
 import { MediaStore } from '../services/media_store.js'
 import { ProfileService } from '../services/profile_service.js'
-import { sendFile, sendStatus, shippedFile, type Servable } from './send_file.js'
+import { heldFile, sendFile, sendStatus, shippedFile, type Servable } from './send_file.js'
 
 const SIZES = new Set(['norm', 'tb', 'cover', 'full'])
 const FORMS = new Set([
@@ -66,6 +69,9 @@ const decode = (segment: string) => {
  */
 @inject()
 export default class MediaController {
+  /** Small stored files (thumbnails above all) served from memory: see ByteCache. */
+  private memory = new ByteCache(mediaConfig.memoryCacheBytes, mediaConfig.memoryCacheLargest)
+
   constructor(
     private media: MediaService,
     private derivatives: DerivativeService,
@@ -212,16 +218,19 @@ export default class MediaController {
     fileName: string,
     cacheControl: string
   ): Promise<Servable> {
+    const served = { mime, disposition, fileName, cacheControl }
+    const held = this.memory.get(key)
+    if (held) return heldFile(held.bytes, held.lastModified, served)
     const info = await this.store.stat(key)
     if (!info) throw notFound()
-    return {
-      ...info,
-      mime,
-      disposition,
-      fileName,
-      cacheControl,
-      open: (range) => this.store.read(key, range),
+    if (this.memory.accepts(info.size)) {
+      const bytes = await buffer(await this.store.read(key))
+      // Keys are never reused, so the bytes read now stay right for good.
+      if (bytes.length === info.size)
+        this.memory.set(key, { bytes, lastModified: info.lastModified })
+      return heldFile(bytes, info.lastModified, served)
     }
+    return { ...info, ...served, open: (range) => this.store.read(key, range) }
   }
 
   /**

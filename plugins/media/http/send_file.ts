@@ -1,7 +1,6 @@
-import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Readable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 
 /** What is served: its bytes (a stream, from an optional range), size and date. */
@@ -13,20 +12,43 @@ export interface Servable {
   disposition: 'inline' | 'attachment'
   fileName: string
   cacheControl: string
+  /** The whole file in memory, when it is held there (then `open` is not called). */
+  bytes?: Buffer
   open(range?: { start: number; end: number }): Promise<Readable>
 }
 
+/** Files shipped with the plugin (a few small icons), read once. */
+const shipped = new Map<string, { bytes: Buffer; lastModified: Date }>()
+
 /** A file shipped with the plugin (icons). */
 export async function shippedFile(path: string, cacheControl: string): Promise<Servable> {
-  const info = await stat(path)
-  return {
-    size: info.size,
-    lastModified: info.mtime,
+  let held = shipped.get(path)
+  if (!held) {
+    const [bytes, info] = await Promise.all([readFile(path), stat(path)])
+    held = { bytes, lastModified: info.mtime }
+    shipped.set(path, held)
+  }
+  return heldFile(held.bytes, held.lastModified, {
     mime: 'image/png',
     disposition: 'inline',
     fileName: path.replace(/^.*\//, ''),
     cacheControl,
-    open: async (range) => createReadStream(path, range),
+  })
+}
+
+/** A file whose bytes are in memory. */
+export function heldFile(
+  bytes: Buffer,
+  lastModified: Date,
+  served: Pick<Servable, 'mime' | 'disposition' | 'fileName' | 'cacheControl'>
+): Servable {
+  return {
+    ...served,
+    size: bytes.length,
+    lastModified,
+    bytes,
+    open: async (range) =>
+      Readable.from([range ? bytes.subarray(range.start, range.end + 1) : bytes]),
   }
 }
 
@@ -116,6 +138,10 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
   }
   if (req.method === 'HEAD' || file.size === 0) {
     res.end()
+    return
+  }
+  if (file.bytes) {
+    res.end(range ? file.bytes.subarray(range.start, range.end + 1) : file.bytes)
     return
   }
   const stream = await file.open(range ?? undefined)
