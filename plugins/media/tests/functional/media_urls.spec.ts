@@ -14,7 +14,9 @@ async function fixture() {
   const rotated = await send(await files.rotated(), 'rotated.jpg')
   const pdf = await send(files.pdf(), 'Rapport été.pdf')
   const video = await send(files.mp4(), 'clip.mp4')
-  return { book, call, base, smid, big, rotated, pdf, video }
+  // Above MEDIA's 256 KiB memory limit: streamed from the disk rather than held in memory.
+  const longVideo = await send(files.mp4(400_000), 'long.mp4')
+  return { book, call, base, smid, big, rotated, pdf, video, longVideo }
 }
 
 test.group('/dbi URLs', (group) => {
@@ -93,46 +95,55 @@ test.group('/dbi URLs', (group) => {
   })
 
   test('media files: ranges, ETag and Last-Modified with 304, HEAD', async ({ assert }) => {
-    const { book, video } = f
-    const path = `/live/dbi/oii/full/${book.b_o}/${book.b_c}/${video.id}/clip.mp4`
-    const whole = await fetchPath(path, { session: book.session })
-    assert.equal(whole.status, 200)
-    assert.equal(whole.headers.get('content-type'), 'video/mp4')
-    assert.equal(whole.headers.get('accept-ranges'), 'bytes')
-    assert.equal(whole.bytes.length, video.filesize)
-    const part = await fetchPath(path, { session: book.session, headers: { Range: 'bytes=4-11' } })
-    assert.equal(part.status, 206)
-    assert.equal(part.headers.get('content-range'), `bytes 4-11/${video.filesize}`)
-    assert.equal(part.bytes.toString('latin1'), 'ftypisom')
-    const tail = await fetchPath(path, { session: book.session, headers: { Range: 'bytes=-10' } })
-    assert.equal(tail.bytes.length, 10)
-    const beyond = await fetchPath(path, {
-      session: book.session,
-      headers: { Range: `bytes=${video.filesize + 5}-` },
-    })
-    assert.equal(beyond.status, 416)
-    const etag = whole.headers.get('etag')!
-    const again = await fetchPath(path, {
-      session: book.session,
-      headers: { 'If-None-Match': etag },
-    })
-    assert.equal(again.status, 304)
-    assert.lengthOf(again.bytes, 0)
-    const since = await fetchPath(path, {
-      session: book.session,
-      headers: { 'If-Modified-Since': whole.headers.get('last-modified')! },
-    })
-    assert.equal(since.status, 304)
-    const head = await fetchPath(path, { session: book.session, method: 'HEAD' })
-    assert.equal(head.status, 200)
-    assert.equal(head.headers.get('content-length'), String(video.filesize))
+    const { book } = f
+    // A small file (served from memory) and a large one (streamed from the disk) alike.
+    for (const video of [f.video, f.longVideo]) {
+      const path = `/live/dbi/oii/full/${book.b_o}/${book.b_c}/${video.id}/clip.mp4`
+      const whole = await fetchPath(path, { session: book.session })
+      assert.equal(whole.status, 200)
+      assert.equal(whole.headers.get('content-type'), 'video/mp4')
+      assert.equal(whole.headers.get('accept-ranges'), 'bytes')
+      assert.equal(whole.bytes.length, video.filesize)
+      const part = await fetchPath(path, {
+        session: book.session,
+        headers: { Range: 'bytes=4-11' },
+      })
+      assert.equal(part.status, 206)
+      assert.equal(part.headers.get('content-range'), `bytes 4-11/${video.filesize}`)
+      assert.equal(part.bytes.toString('latin1'), 'ftypisom')
+      const tail = await fetchPath(path, { session: book.session, headers: { Range: 'bytes=-10' } })
+      assert.equal(tail.bytes.length, 10)
+      const beyond = await fetchPath(path, {
+        session: book.session,
+        headers: { Range: `bytes=${video.filesize + 5}-` },
+      })
+      assert.equal(beyond.status, 416)
+      const etag = whole.headers.get('etag')!
+      const again = await fetchPath(path, {
+        session: book.session,
+        headers: { 'If-None-Match': etag },
+      })
+      assert.equal(again.status, 304)
+      assert.lengthOf(again.bytes, 0)
+      const since = await fetchPath(path, {
+        session: book.session,
+        headers: { 'If-Modified-Since': whole.headers.get('last-modified')! },
+      })
+      assert.equal(since.status, 304)
+      const head = await fetchPath(path, { session: book.session, method: 'HEAD' })
+      assert.equal(head.status, 200)
+      assert.equal(head.headers.get('content-length'), String(video.filesize))
+    }
     const byCount = await fetchPath(`/live/dbi/oic/full/${book.b_o}/${book.b_c}/${f.smid}/3`, {
       session: book.session,
     })
     assert.equal(byCount.headers.get('content-type'), 'video/mp4')
-    const oin = await fetchPath(`/live/dbi/oin/full/${book.b_o}/${book.b_c}/${video.uuid}/c.mp4`, {
-      session: book.session,
-    })
+    const oin = await fetchPath(
+      `/live/dbi/oin/full/${book.b_o}/${book.b_c}/${f.video.uuid}/c.mp4`,
+      {
+        session: book.session,
+      }
+    )
     assert.equal(oin.status, 200)
   })
 

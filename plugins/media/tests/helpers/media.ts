@@ -33,11 +33,11 @@ export const files = {
       Buffer.from('ID3\x03\x00\x00\x00\x00\x00\x0a', 'latin1'),
       Buffer.alloc(4000, 0x55),
     ]),
-  mp4: () =>
+  mp4: (filler = 20000) =>
     Buffer.concat([
       Buffer.from([0, 0, 0, 0x18]),
       Buffer.from('ftypisom\x00\x00\x02\x00isomiso2', 'latin1'),
-      Buffer.alloc(20000, 0x11),
+      Buffer.alloc(filler, 0x11),
     ]),
 }
 
