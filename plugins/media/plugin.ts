@@ -14,6 +14,10 @@ export default definePlugin({
     setProfileImage: () => import('./operations/set_profile_image.js'),
     setBookCover: () => import('./operations/set_book_cover.js'),
   },
+  // Bytes of deleted files (messages, rows, books, cells) removed after the delete committed.
+  jobs: {
+    'media.purge': () => import('./jobs/purge.js'),
+  },
   routes: () => import('./routes.js'),
   provider: () => import('./provider.js'),
 })

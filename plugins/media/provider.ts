@@ -1,6 +1,9 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
+import '#plugins/books/events'
+import '#plugins/tables/events'
 import { DerivativeService } from './services/derivative_service.js'
+import { MediaLifecycle } from './services/media_lifecycle.js'
 import { MediaService } from './services/media_service.js'
 import { MediaStore } from './services/media_store.js'
 import { ProfileService } from './services/profile_service.js'
@@ -15,6 +18,45 @@ export default class MediaProvider {
       DerivativeService,
       MediaService,
       ProfileService,
+      MediaLifecycle,
     ])
+  }
+
+  /**
+   * Files follow what holds them (MediaLifecycle): deleted messages, rows and
+   * books, files taken out of cells, copied messages. The listeners run after
+   * the write committed; a failure is logged, never undoes the write.
+   */
+  async boot() {
+    const emitter = await this.app.container.make('emitter')
+    const logger = await this.app.container.make('logger')
+    const lifecycle = () => this.app.container.make(MediaLifecycle)
+    const guarded =
+      <T>(what: string, run: (service: MediaLifecycle, event: T) => Promise<unknown>) =>
+      async (event: T) => {
+        try {
+          await run(await lifecycle(), event)
+        } catch (error) {
+          logger.error({ err: error }, `media: ${what} failed`)
+        }
+      }
+    emitter.on(
+      'books:message_created',
+      guarded("copying a message's files", (service, event) => service.onMessageCreated(event))
+    )
+    emitter.on(
+      'books:message_deleted',
+      guarded("retiring a deleted message's files", (service, event) =>
+        service.onMessageDeleted(event)
+      )
+    )
+    emitter.on(
+      'books:book_updated',
+      guarded("retiring a deleted book's files", (service, event) => service.onBookUpdated(event))
+    )
+    emitter.on(
+      'tables:rows_changed',
+      guarded('retiring files of rows and cells', (service, event) => service.onRowsChanged(event))
+    )
   }
 }

@@ -95,6 +95,21 @@ export class DerivativeService {
     return { width: swapped ? height : width, height: swapped ? width : height }
   }
 
+  /** The keys every derivative of a file would have (made or not). */
+  keysOf(file: { intern_name: string; ext: string }) {
+    if (!isDecodableImage(file.ext)) return []
+    const output = outputOf(file.ext)
+    const base = file.intern_name.replace(/\.[^.]*$/, '')
+    return Object.keys(mediaConfig.sizes).map(
+      (size) => `derived/${size}/${base.slice(0, 2)}/${base}.${output.ext}`
+    )
+  }
+
+  /** Forgets derivatives removed from the disk (a deleted file's). */
+  forget(keys: string[]) {
+    for (const key of keys) this.known.delete(key)
+  }
+
   /** The storage key and MIME type of `size` of an image (made on first use). */
   async derivative(
     file: { intern_name: string; storage_key: string; ext: string },

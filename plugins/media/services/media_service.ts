@@ -331,12 +331,9 @@ export class MediaService {
     return this.locks.run(`cell:${rowKey}:${field.id}`, async () => {
       let id: number | undefined
       try {
-        id = await this.record(stored, actor.user.id, {
-          purpose: 'cell',
-          book_id: book.id,
-          row_id: isTmp ? null : Number(rowKey),
-          field_id: field.id,
-        })
+        // The row and field are set once the cell lists the file: until then no cell write's
+        // reconciliation (MediaLifecycle) can take it for a file removed from the cell.
+        id = await this.record(stored, actor.user.id, { purpose: 'cell', book_id: book.id })
         const list = await readCell()
         const entry = {
           id,
@@ -358,11 +355,11 @@ export class MediaService {
           bypassUrlTrigger: target.bypassUrlTrigger ?? true,
           source: 'api',
         })
-        let rowId = isTmp ? 0 : Number(rowKey)
-        if (isTmp) {
-          rowId = Number(written.newRows[0]?.id ?? 0)
-          await db.from('media_files').where('id', id).update({ row_id: rowId })
-        }
+        const rowId = isTmp ? Number(written.newRows[0]?.id ?? 0) : Number(rowKey)
+        await db
+          .from('media_files')
+          .where('id', id)
+          .update({ row_id: rowId || null, field_id: field.id })
         const sameType = list.filter((item) => item.type === entry.type)
         return this.answer(stored, id, {
           rowId,
@@ -420,6 +417,11 @@ export class MediaService {
   }
 
   // ---- lookups for the /dbi URLs ---------------------------------------------
+
+  /** Drops names from the lookup cache (files just marked deleted). */
+  forget(names: string[]) {
+    for (const name of names) this.byNameCache.delete(name)
+  }
 
   /** A live file by uuid or internal name (cached a few seconds: covers are fetched often). */
   async byName(name: string): Promise<MediaFile | null> {

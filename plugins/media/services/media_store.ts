@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs'
 import { randomUUID } from 'node:crypto'
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises'
+import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Readable } from 'node:stream'
@@ -63,6 +63,30 @@ export class MediaStore {
 
   async delete(key: string) {
     await this.disk.delete(key)
+  }
+
+  /**
+   * A second stored file with the same bytes (a copied message's files). On
+   * the fs disk a hard link: no bytes copied, and deleting either name leaves
+   * the other whole.
+   */
+  async copy(from: string, to: string) {
+    const source = this.localPath(from)
+    const target = this.localPath(to)
+    if (source === null || target === null) return this.disk.copy(from, to)
+    await mkdir(dirname(target), { recursive: true })
+    try {
+      await link(source, target)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
+      const partial = `${target}.${randomUUID()}.part`
+      try {
+        await copyFile(source, partial)
+        await rename(partial, target)
+      } finally {
+        await rm(partial, { force: true })
+      }
+    }
   }
 
   async stat(key: string): Promise<StoredStat | null> {

@@ -564,6 +564,34 @@ export class ValuesService {
     return { sstamp, catId: scope.category.id, tableValues }
   }
 
+  /**
+   * The lists of files of `files` cells, read without an actor: the media
+   * plugin checks after a write which stored files a cell no longer lists.
+   * Answers rowId -> fieldId -> list (rows that do not exist are absent), or
+   * null when the table is gone.
+   */
+  async fileCells(categoryId: number, fieldIds: number[], rowIds: number[]) {
+    const found = await this.meta.category(categoryId)
+    if (!found) return null
+    const fields = found.category.fields.filter(
+      (field) => field.type === 'files' && fieldIds.includes(field.id)
+    )
+    const cells = new Map<number, Map<number, any[]>>()
+    if (fields.length === 0) return cells
+    for (let i = 0; i < rowIds.length; i += 1000) {
+      const rows = await db.from(rowTableName(categoryId)).whereIn('id', rowIds.slice(i, i + 1000))
+      for (const row of rows) {
+        const byField = new Map<number, any[]>()
+        for (const field of fields) {
+          const value = serializeCell(field, row).value
+          byField.set(field.id, Array.isArray(value) ? value : [])
+        }
+        cells.set(Number(row.id), byField)
+      }
+    }
+    return cells
+  }
+
   private async cells(scope: TableScope, fieldIds: number[], rowIds: number[]) {
     const fields = fieldIds.map((id) => {
       const field = scope.category.fields.find((candidate) => candidate.id === id)

@@ -1,0 +1,210 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { inject } from '@adonisjs/core'
+import type { Logger } from '@adonisjs/core/logger'
+import db from '@adonisjs/lucid/services/db'
+import { QueueService } from '#core/services/queue_service'
+import type { BookMessageCreated, BookMessageDeleted, BookUpdated } from '#plugins/books/events'
+import { MessageWriter } from '#plugins/books/services/message_writer'
+import type { RowsChanged } from '#plugins/tables/events'
+import { ValuesService } from '#plugins/tables/services/values_service'
+import { DerivativeService } from './derivative_service.js'
+import { MediaService, type MediaFile } from './media_service.js'
+import { MediaStore } from './media_store.js'
+
+/** The `media.purge` job's payload: files already marked deleted whose bytes go. */
+export interface PurgeJob {
+  ids: number[]
+}
+
+const PURGE_BATCH = 200
+
+/**
+ * What happens to stored files when what holds them changes (the books and
+ * tables plugins' events; media depends on them, never the reverse):
+ * - a deleted message, table row or book: its files are marked deleted at
+ *   once (every /dbi form answers 404 from then on), their bytes and
+ *   derivatives are removed by the `media.purge` job;
+ * - a file cell whose value no longer lists a file: that file likewise;
+ * - a copied message (copyOrMoveMessage): its files are duplicated for the
+ *   copy (a hard link on the fs disk), so deleting the original, or moving
+ *   it (copy, then delete), leaves the copy's files whole.
+ */
+@inject()
+export class MediaLifecycle {
+  constructor(
+    private media: MediaService,
+    private store: MediaStore,
+    private derivatives: DerivativeService,
+    private messages: MessageWriter,
+    private values: ValuesService,
+    private queue: QueueService
+  ) {}
+
+  // ---- listeners (after commit) -------------------------------------------------
+
+  async onMessageDeleted(event: Pick<BookMessageDeleted, 'book' | 'smid'>) {
+    await this.retire((query) =>
+      query.where('smid', event.smid).where('book_id', event.book.id).where('purpose', 'message')
+    )
+  }
+
+  async onBookUpdated(event: Pick<BookUpdated, 'book' | 'changes'>) {
+    if (!event.changes.includes('deleted')) return
+    await this.retire((query) => query.where('book_id', event.book.id))
+  }
+
+  async onRowsChanged(event: RowsChanged) {
+    if (event.deleted.length > 0)
+      await this.retire((query) => query.where('purpose', 'cell').whereIn('row_id', event.deleted))
+    if (event.modified.length > 0 && event.fieldIds.length > 0)
+      await this.reconcileCells(event.categoryId, event.modified, event.fieldIds)
+  }
+
+  /**
+   * Files of the written cells that their value no longer lists. A file is
+   * given its row only once the cell that lists it was written (see
+   * MediaService.attachToCell), so a file being attached is never taken for
+   * a removed one.
+   */
+  private async reconcileCells(categoryId: number, rowIds: number[], fieldIds: number[]) {
+    const attached = (await db
+      .from('media_files')
+      .where('purpose', 'cell')
+      .where('del', false)
+      .whereIn('row_id', rowIds)
+      .whereIn('field_id', fieldIds)
+      .select('id', 'uuid', 'row_id', 'field_id')) as Pick<
+      MediaFile,
+      'id' | 'uuid' | 'row_id' | 'field_id'
+    >[]
+    if (attached.length === 0) return
+    const cells = await this.values.fileCells(
+      categoryId,
+      [...new Set(attached.map((file) => Number(file.field_id)))],
+      [...new Set(attached.map((file) => Number(file.row_id)))]
+    )
+    // A table or field that is gone cannot say which files it lists: nothing is retired on a guess.
+    if (cells === null) return
+    const gone = attached.filter((file) => {
+      const listed = cells.get(Number(file.row_id))?.get(Number(file.field_id))
+      if (listed === undefined) return false
+      return !listed.some((item) => item && typeof item === 'object' && item.uuid === file.uuid)
+    })
+    if (gone.length > 0)
+      await this.retire((query) =>
+        query.whereIn(
+          'id',
+          gone.map((file) => file.id)
+        )
+      )
+  }
+
+  /**
+   * copyOrMoveMessage copied the message's `medias` list as it was: the copy
+   * gets files of its own (new uuid and internal name, the same bytes), and
+   * its list is rewritten to name them.
+   */
+  async onMessageCreated(event: Pick<BookMessageCreated, 'book' | 'message' | 'copiedFrom'>) {
+    const from = event.copiedFrom
+    if (!from) return
+    const smid = Number(event.message.smid)
+    const originals = (await db
+      .from('media_files')
+      .where('smid', from.smid)
+      .where('book_id', from.bookId)
+      .where('purpose', 'message')
+      .where('del', false)
+      .orderBy('id', 'asc')) as MediaFile[]
+    if (originals.length === 0) return
+    const renamed = new Map<string, Record<string, unknown>>()
+    for (const file of originals) {
+      const internName = `${randomBytes(16).toString('hex')}.${file.ext}`
+      const key = `files/${internName.slice(0, 2)}/${internName}`
+      await this.store.copy(file.storage_key, key)
+      const stored = {
+        uuid: randomUUID(),
+        internName,
+        key,
+        originName: file.origin_name,
+        ext: file.ext,
+        mime: file.mime,
+        kind: file.kind,
+        size: Number(file.size),
+        width: file.width,
+        height: file.height,
+      }
+      const id = await this.media.record(stored, Number(file.owner_id), {
+        purpose: 'message',
+        book_id: event.book.id,
+        smid,
+      })
+      renamed.set(file.uuid, { id, uuid: stored.uuid, internName })
+    }
+    const medias = parseList(event.message.medias)
+    await this.messages.setAttachments(smid, {
+      medias: medias.map((entry) => ({ ...entry, ...(renamed.get(entry?.uuid) ?? {}) })),
+    })
+  }
+
+  // ---- retiring and purging -------------------------------------------------------
+
+  /**
+   * Marks the files `where` selects deleted (from now on no URL serves them)
+   * and queues the removal of their bytes. Answers the ids.
+   */
+  async retire(where: (query: any) => any): Promise<number[]> {
+    const files = (await where(db.from('media_files').where('del', false)).select(
+      'id',
+      'uuid',
+      'intern_name'
+    )) as Pick<MediaFile, 'id' | 'uuid' | 'intern_name'>[]
+    if (files.length === 0) return []
+    const ids = files.map((file) => Number(file.id))
+    for (let at = 0; at < ids.length; at += PURGE_BATCH) {
+      const part = ids.slice(at, at + PURGE_BATCH)
+      await db.from('media_files').whereIn('id', part).update({ del: true })
+      await this.queue.dispatch('media.purge', { ids: part } satisfies PurgeJob)
+    }
+    this.media.forget(files.flatMap((file) => [file.uuid, file.intern_name]))
+    return ids
+  }
+
+  /**
+   * The `media.purge` job: removes the bytes and derivatives of files marked
+   * deleted. Idempotent (a missing file is not an error); a file that is
+   * not marked deleted is left alone.
+   */
+  async purge(job: PurgeJob, logger?: Logger) {
+    const ids = (job.ids ?? []).map(Number).filter(Number.isSafeInteger)
+    if (ids.length === 0) return { purged: 0 }
+    const files = (await db
+      .from('media_files')
+      .whereIn('id', ids)
+      .where('del', true)
+      .select('id', 'storage_key', 'intern_name', 'ext')) as Pick<
+      MediaFile,
+      'id' | 'storage_key' | 'intern_name' | 'ext'
+    >[]
+    for (const file of files) {
+      const derived = this.derivatives.keysOf(file)
+      for (const key of [file.storage_key, ...derived]) {
+        if ((await this.store.stat(key)) === null) continue
+        await this.store.delete(key)
+      }
+      this.derivatives.forget(derived)
+      logger?.debug({ id: file.id }, 'media file purged')
+    }
+    return { purged: files.length }
+  }
+}
+
+function parseList(value: unknown): any[] {
+  if (Array.isArray(value)) return [...value]
+  if (typeof value !== 'string' || value.trim() === '') return []
+  try {
+    const parsed = JSON.parse(value)
+    return Array.isArray(parsed) ? parsed : []
+  } catch {
+    return []
+  }
+}
