@@ -8,15 +8,12 @@ import { AuthUserService } from '#plugins/auth_service/services/auth_user_servic
 import { SessionService } from '#plugins/auth_service/services/session_service'
 import { LoginService } from '#plugins/auth_service/services/login_service'
 import { refusalAsFormError, validatedBody } from '#admin/forms'
+import { listQuery } from '#admin/list_query'
 
 const PER_PAGE = 25
+/** Delegations, sesskeys and auth-service sessions on a user's page. */
+const SESSIONS_PER_PAGE = 20
 
-const listQuery = vine.compile(
-  vine.object({
-    search: vine.string().trim().maxLength(100).optional(),
-    page: vine.number().withoutDecimals().min(1).max(1_000_000).optional(),
-  })
-)
 const profile = {
   email: vine.string().trim().email().maxLength(191).optional(),
   phone: vine.string().trim().maxLength(32).optional(),
@@ -84,19 +81,12 @@ export default class UsersController {
   }
 
   async index({ inertia, request }: HttpContext) {
-    const query = await listQuery.validate(request.qs()).catch(() => ({}) as any)
-    const page = query.page ?? 1
-    const { users, total } = await this.users.search({
-      search: query.search,
-      page,
-      perPage: PER_PAGE,
-    })
+    const query = await listQuery(request.qs(), PER_PAGE)
+    const { users, total } = await this.users.search(query)
     return inertia.render('users/index', {
       users: users.map((user) => this.summary(user)),
-      search: query.search ?? '',
-      page,
-      perPage: PER_PAGE,
       total,
+      ...query,
     })
   }
 
@@ -107,19 +97,28 @@ export default class UsersController {
     return user!
   }
 
+  /**
+   * One user. Delegations, sesskeys and auth-service sessions are lists with
+   * their own page and search each (delegationsPage, sesskeysSearch...):
+   * props are functions, so a partial reload of one list reads only that one.
+   */
   async show(ctx: HttpContext) {
     const user = await this.find(ctx)
-    const authUser = await this.authUsers.find(user.id)
+    const qs = ctx.request.qs()
+    const page = (list: string) => listQuery(qs, SESSIONS_PER_PAGE, list)
     return ctx.inertia.render('users/show', {
       user: this.summary(user),
-      twoFactor: {
-        enrolled: authUser ? this.authUsers.isEnrolled(authUser) : false,
-        policy: authUser?.totp_policy ?? null,
-        required: authUser ? this.authUsers.requiresTotp(authUser) : false,
+      twoFactor: async () => {
+        const authUser = await this.authUsers.find(user.id)
+        return {
+          enrolled: authUser ? this.authUsers.isEnrolled(authUser) : false,
+          policy: authUser?.totp_policy ?? null,
+          required: authUser ? this.authUsers.requiresTotp(authUser) : false,
+        }
       },
-      delegations: await this.users.delegationsOf(user.id),
-      sesskeys: await this.access.sessionsOf(user.id),
-      authSessions: await this.authSessions.listActive(user.id),
+      delegations: async () => this.users.delegationsOf(user.id, await page('delegations')),
+      sesskeys: async () => this.access.sessionsOf(user.id, await page('sesskeys')),
+      authSessions: async () => this.authSessions.pageActive(user.id, await page('authSessions')),
     })
   }
 

@@ -8,6 +8,7 @@ import db from '@adonisjs/lucid/services/db'
 import { generateKey, hashKey } from '#core/auth/keys'
 import { rpcError } from '#core/rpc/errors'
 import { dbTimestamp } from '#core/db_time'
+import { containsPattern, readPage, type PageRequest } from '#core/paging'
 import { readCached } from '#core/native_sql'
 import { HydrationCache } from '#core/hydration_cache'
 import type { StampService } from './stamp_service.js'
@@ -316,23 +317,36 @@ export class AccessService {
     })
   }
 
-  /** A user's open sesskeys, newest first (the admin console's Users page). */
-  async sessionsOf(userId: number, limit = 100) {
-    const rows = await db
+  /** A user's open sesskeys, newest first, searched by application name or id, paged in SQL (the console's Users page). */
+  async sessionsOf(userId: number, request: PageRequest) {
+    const query = db
       .from('api_sessions as s')
       .leftJoin('applications as a', 'a.id', 's.application_id')
       .where('s.user_id', userId)
       .whereNull('s.revoked_at')
-      .orderBy('s.id', 'desc')
-      .limit(limit)
-      .select('s.id', 's.created_at', 's.last_used_at', 's.expires_at', 'a.name as app_name')
-    return rows.map((row: any) => ({
-      id: Number(row.id),
-      appName: row.app_name ?? null,
-      createdAt: row.created_at ? new Date(row.created_at).toISOString() : null,
-      lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
-      expiresAt: row.expires_at ? new Date(row.expires_at).toISOString() : null,
-    }))
+    const like = containsPattern(request.search)
+    if (like) {
+      const id = Number(request.search)
+      query.where((scope) => {
+        scope.whereRaw('LOWER(a.name) LIKE ?', [like])
+        if (Number.isSafeInteger(id)) scope.orWhere('s.id', id)
+      })
+    }
+    return readPage(
+      query,
+      request,
+      (page) =>
+        page
+          .orderBy('s.id', 'desc')
+          .select('s.id', 's.created_at', 's.last_used_at', 's.expires_at', 'a.name as app_name'),
+      (row) => ({
+        id: Number(row.id),
+        appName: row.app_name ?? null,
+        createdAt: row.created_at ? new Date(row.created_at).toISOString() : null,
+        lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
+        expiresAt: row.expires_at ? new Date(row.expires_at).toISOString() : null,
+      })
+    )
   }
 
   /** Drops one sesskey of a user (the admin console): its next request answers INVALID_SESSKEY. */

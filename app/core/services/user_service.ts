@@ -6,6 +6,7 @@ import type { StampService } from './stamp_service.js'
 import { rpcError } from '#core/rpc/errors'
 import { isUniqueViolation } from './db_errors.js'
 import { dbTimestamp } from '#core/db_time'
+import { readPage, whereContains, type PageRequest } from '#core/paging'
 import { readQuery } from '#core/native_sql'
 import { HydrationCache } from '#core/hydration_cache'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
@@ -188,18 +189,7 @@ export class UserService {
   /** A page of users matching `search` (code, e-mail, phone or name), by id (the admin console). */
   async search(input: { search?: string; page: number; perPage: number }) {
     const query = db.from('users')
-    const term = input.search?.trim()
-    if (term) {
-      const like = `%${term.toLowerCase().replace(/[%_\\]/g, '')}%`
-      query.where((scope) =>
-        scope
-          .whereRaw('LOWER(code) LIKE ?', [like])
-          .orWhereRaw('LOWER(email) LIKE ?', [like])
-          .orWhereRaw('phone LIKE ?', [like])
-          .orWhereRaw('LOWER(first_name) LIKE ?', [like])
-          .orWhereRaw('LOWER(last_name) LIKE ?', [like])
-      )
-    }
+    whereContains(query, input.search, ['code', 'email', 'phone', 'first_name', 'last_name'])
     const [{ total }] = await query.clone().count('* as total')
     const rows = await query
       .orderBy('id')
@@ -270,26 +260,35 @@ export class UserService {
     })
   }
 
-  /** The users a user let act on their behalf, and those who let this user act on theirs. */
-  async delegationsOf(userId: number) {
-    const rows = await db
+  /**
+   * The users a user let act on their behalf, and those who let this user act
+   * on theirs: searched by either user's code, paged in SQL (the console).
+   */
+  delegationsOf(userId: number, request: PageRequest) {
+    const query = db
       .from('user_delegations as d')
       .join('users as u', 'u.id', 'd.user_id')
       .join('users as g', 'g.id', 'd.delegate_id')
-      .where('d.user_id', userId)
-      .orWhere('d.delegate_id', userId)
-      .select(
-        'u.id as user_id',
-        'u.code as user_code',
-        'g.id as delegate_id',
-        'g.code as delegate_code'
-      )
-    return rows.map((row: any) => ({
-      userId: Number(row.user_id),
-      userCode: row.user_code as string,
-      delegateId: Number(row.delegate_id),
-      delegateCode: row.delegate_code as string,
-    }))
+      .where((scope) => scope.where('d.user_id', userId).orWhere('d.delegate_id', userId))
+    return readPage(
+      whereContains(query, request.search, ['u.code', 'g.code']),
+      request,
+      (page) =>
+        page
+          .orderBy('d.id')
+          .select(
+            'u.id as user_id',
+            'u.code as user_code',
+            'g.id as delegate_id',
+            'g.code as delegate_code'
+          ),
+      (row) => ({
+        userId: Number(row.user_id),
+        userCode: row.user_code as string,
+        delegateId: Number(row.delegate_id),
+        delegateCode: row.delegate_code as string,
+      })
+    )
   }
 
   async revokeDelegation(userId: number, delegateId: number) {

@@ -5,6 +5,7 @@ import limiter from '@adonisjs/limiter/services/main'
 import type User from '#models/user'
 import { UserService } from '#core/services/user_service'
 import { AccessService } from '#core/services/access_service'
+import { readPage, whereContains, type PageRequest } from '#core/paging'
 import { Clock } from './clock.js'
 import { TokenService, type VerifiedAccess } from './token_service.js'
 import { RevocationBus } from './revocation_bus.js'
@@ -260,23 +261,22 @@ export class SessionService {
   }
 
   async listActive(userId: number) {
-    const rows = await this.db
-      .from('auth_sessions')
-      .where('user_id', userId)
-      .whereNull('revoked_at')
-      .orderBy('id')
-      .select('public_id', 'client_id', 'ip', 'user_agent', 'created_at', 'last_refreshed_at')
-    return rows.map((row) => ({
-      id: row.public_id as string,
-      client_id: (row.client_id as string | null) ?? null,
-      ip: (row.ip as string | null) ?? null,
-      user_agent: (row.user_agent as string | null) ?? null,
-      created_at: new Date(Number(row.created_at)).toISOString(),
-      last_refreshed_at:
-        row.last_refreshed_at === null
-          ? null
-          : new Date(Number(row.last_refreshed_at)).toISOString(),
-    }))
+    const rows = await this.activeOf(userId).orderBy('id').select(ACTIVE_COLUMNS)
+    return rows.map(activeView)
+  }
+
+  /** The same sessions, searched by client, address or browser and paged in SQL (the console). */
+  pageActive(userId: number, request: PageRequest) {
+    const query = whereContains(this.activeOf(userId), request.search, [
+      'client_id',
+      'ip',
+      'user_agent',
+    ])
+    return readPage(query, request, (page) => page.orderBy('id').select(ACTIVE_COLUMNS), activeView)
+  }
+
+  private activeOf(userId: number) {
+    return this.db.from('auth_sessions').where('user_id', userId).whereNull('revoked_at')
   }
 
   /**
@@ -296,5 +296,27 @@ export class SessionService {
     })
     await this.bus.invalidateUser(userId)
     return Number(updated)
+  }
+}
+
+const ACTIVE_COLUMNS = [
+  'public_id',
+  'client_id',
+  'ip',
+  'user_agent',
+  'created_at',
+  'last_refreshed_at',
+]
+
+/** An active session as GET /auth/sessions and the console show it. */
+function activeView(row: any) {
+  return {
+    id: row.public_id as string,
+    client_id: (row.client_id as string | null) ?? null,
+    ip: (row.ip as string | null) ?? null,
+    user_agent: (row.user_agent as string | null) ?? null,
+    created_at: new Date(Number(row.created_at)).toISOString(),
+    last_refreshed_at:
+      row.last_refreshed_at === null ? null : new Date(Number(row.last_refreshed_at)).toISOString(),
   }
 }

@@ -1,4 +1,5 @@
 import db from '@adonisjs/lucid/services/db'
+import { readPage, whereContains, type PageRequest } from '#core/paging'
 import { TABLES } from '../models/records.js'
 
 /**
@@ -11,19 +12,7 @@ export class BookDirectory {
       .from(`${TABLES.books} as b`)
       .join('users as o', 'o.id', 'b.owner_id')
       .where('b.del', false)
-    const term = input.search
-      ?.trim()
-      .toLowerCase()
-      .replace(/[%_\\]/g, '')
-    if (term) {
-      const like = `%${term}%`
-      query.where((scope) =>
-        scope
-          .whereRaw('LOWER(b.code) LIKE ?', [like])
-          .orWhereRaw('LOWER(o.code) LIKE ?', [like])
-          .orWhereRaw('LOWER(b.owner_prefs) LIKE ?', [like])
-      )
-    }
+    whereContains(query, input.search, ['b.code', 'o.code', 'b.owner_prefs'])
     const [{ total }] = await query.clone().count('* as total')
     const rows = await query
       .orderBy('b.id', 'desc')
@@ -88,21 +77,25 @@ export class BookDirectory {
     }
   }
 
-  async members(bookId: number) {
-    const rows = await db
+  /** A book's members, searched by code or e-mail and paged in SQL. */
+  members(bookId: number, request: PageRequest) {
+    const query = db
       .from(`${TABLES.members} as m`)
       .join('users as u', 'u.id', 'm.user_id')
       .where('m.book_id', bookId)
       .where('m.del', false)
-      .orderBy('m.id')
-      .select('u.id', 'u.code', 'u.email', 'm.right', 'm.invite')
-    return rows.map((row) => ({
-      userId: Number(row.id),
-      code: row.code as string,
-      email: (row.email as string | null) ?? null,
-      right: Number(row.right),
-      invite: row.invite as string,
-    }))
+    return readPage(
+      whereContains(query, request.search, ['u.code', 'u.email']),
+      request,
+      (page) => page.orderBy('m.id').select('u.id', 'u.code', 'u.email', 'm.right', 'm.invite'),
+      (row) => ({
+        userId: Number(row.id),
+        code: row.code as string,
+        email: (row.email as string | null) ?? null,
+        right: Number(row.right),
+        invite: row.invite as string,
+      })
+    )
   }
 }
 

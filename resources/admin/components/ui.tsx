@@ -4,57 +4,94 @@ import { BarController, BarElement, CategoryScale, Chart, LinearScale, Tooltip }
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip)
 
-/** Previous / next links of a list paged on the server (keeps the other query parameters). */
+/** The current URL with some query parameters changed (undefined or '' drops one). */
+function withQuery(url: string, changes: Record<string, string | number | undefined>) {
+  const [path, query = ''] = url.split('?')
+  const params = new URLSearchParams(query)
+  for (const [key, value] of Object.entries(changes))
+    if (value === undefined || value === '') params.delete(key)
+    else params.set(key, String(value))
+  const rest = params.toString()
+  return rest ? `${path}?${rest}` : path
+}
+
+/** A list's query parameters: `page`/`search`, or `<name>Page`/`<name>Search` on a page of several lists. */
+const paramsOf = (name?: string) =>
+  name ? { page: `${name}Page`, search: `${name}Search` } : { page: 'page', search: 'search' }
+
+/**
+ * Previous / next links of a list paged on the server. They keep every other
+ * query parameter of the page (the other lists' pages and searches); with
+ * `only`, a visit reloads just those props (an Inertia partial reload).
+ * Without a total (`more` says whether a next page exists) it shows no count.
+ */
 export function Pager(props: {
   page: number
   perPage: number
-  total: number
-  path: string
-  query?: Record<string, unknown>
+  total?: number
+  more?: boolean
+  name?: string
+  only?: string[]
 }) {
-  const pages = Math.max(1, Math.ceil(props.total / props.perPage))
-  const href = (page: number) => {
-    const params = new URLSearchParams()
-    for (const [key, value] of Object.entries(props.query ?? {}))
-      if (value !== undefined && value !== null && value !== '') params.set(key, String(value))
-    params.set('page', String(page))
-    return `${props.path}?${params}`
-  }
+  const { url } = usePage()
+  const param = paramsOf(props.name).page
+  const pages =
+    props.total === undefined ? null : Math.max(1, Math.ceil(props.total / props.perPage))
+  const hasNext = pages === null ? Boolean(props.more) : props.page < pages
+  const link = (page: number, rel: 'prev' | 'next', label: string) => (
+    <Link
+      href={withQuery(url, { [param]: page > 1 ? page : undefined })}
+      only={props.only}
+      preserveState={Boolean(props.only)}
+      preserveScroll
+      rel={rel}
+    >
+      {label}
+    </Link>
+  )
   return (
-    <div className="pager">
+    <div className="pager" data-pager={props.name ?? 'page'}>
       {props.page > 1 ? (
-        <Link href={href(props.page - 1)} preserveScroll rel="prev">
-          ‹ Previous
-        </Link>
+        link(props.page - 1, 'prev', '‹ Previous')
       ) : (
         <span className="muted">‹ Previous</span>
       )}
       <span className="muted">
-        Page {props.page} of {pages} · {props.total.toLocaleString('en')} in all
+        Page {props.page}
+        {pages !== null && ` of ${pages} · ${props.total!.toLocaleString('en')} in all`}
       </span>
-      {props.page < pages ? (
-        <Link href={href(props.page + 1)} preserveScroll rel="next">
-          Next ›
-        </Link>
-      ) : (
-        <span className="muted">Next ›</span>
-      )}
+      {hasNext ? link(props.page + 1, 'next', 'Next ›') : <span className="muted">Next ›</span>}
     </div>
   )
 }
 
-/** A search box whose query runs on the server (GET with ?search=). */
-export function SearchBox(props: { path: string; value: string; placeholder?: string }) {
+/**
+ * A search box whose query runs on the server: it sets the list's search
+ * parameter, goes back to its first page and keeps every other parameter;
+ * with `only`, just those props are reloaded.
+ */
+export function SearchBox(props: {
+  value: string
+  placeholder?: string
+  name?: string
+  only?: string[]
+}) {
+  const { url } = usePage()
   const [value, setValue] = useState(props.value)
+  const param = paramsOf(props.name)
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    router.get(props.path, value ? { search: value } : {}, { preserveState: true })
+    router.get(
+      withQuery(url, { [param.search]: value.trim(), [param.page]: undefined }),
+      {},
+      { only: props.only, preserveState: true, preserveScroll: Boolean(props.only) }
+    )
   }
   return (
-    <form className="search" onSubmit={submit} role="search">
+    <form className="search" onSubmit={submit} role="search" data-search={props.name ?? 'search'}>
       <input
         type="search"
-        name="search"
+        name={param.search}
         value={value}
         placeholder={props.placeholder ?? 'Search'}
         onChange={(event) => setValue(event.target.value)}

@@ -6,7 +6,7 @@ import { makeUser, login, TEST_PASSWORD } from '#tests/helpers/users'
 import { rpc } from '#tests/helpers/rpc'
 import { UserService } from '#core/services/user_service'
 import { authUsers, codeFor, nextStep, resetAuthState } from '#plugins/auth_service/tests/helpers'
-import { ConsoleClient } from './console_client.js'
+import { ConsoleClient, pageOf, signedInAdmin } from './console_client.js'
 
 const users = await app.container.make(UserService)
 
@@ -30,15 +30,6 @@ const WRITES = [
   '/admin/books/1/delete',
 ]
 
-async function signedInAdmin() {
-  const admin = await makeUser({ isAdmin: true })
-  const client = new ConsoleClient()
-  const answer = await client.signIn(admin.email!, TEST_PASSWORD)
-  if (answer.location !== '/admin')
-    throw new Error(`sign-in failed: ${answer.status} ${answer.location}`)
-  return { admin, client }
-}
-
 /** Where a GET of a console path sends the client (null when it answers in place). */
 async function landing(client: ConsoleClient, path: string) {
   const answer = await client.get(path)
@@ -49,14 +40,6 @@ async function landing(client: ConsoleClient, path: string) {
 async function signInProps(client: ConsoleClient) {
   const answer = await client.get('/admin/login')
   return answer.page!.props
-}
-
-/** The props of a page, from an Inertia visit. */
-async function pageOf(client: ConsoleClient, path: string) {
-  const answer = await client.get(path)
-  if (answer.status !== 200 || !answer.page)
-    throw new Error(`${path}: ${answer.status} ${answer.text.slice(0, 200)}`)
-  return answer.page
 }
 
 async function propsOf(client: ConsoleClient, path: string) {
@@ -296,7 +279,7 @@ test.group('admin console: pages and their props', (group) => {
     assert.isAtLeast(all.props.total, 3)
     const show = await pageOf(client, `/admin/users/${target.id}`)
     assert.equal(show.component, 'users/show')
-    assert.lengthOf(show.props.sesskeys, 1)
+    assert.lengthOf(show.props.sesskeys.items, 1)
     assert.isFalse(show.props.twoFactor.enrolled)
     const missing = await client.get('/admin/users/999999')
     assert.equal(missing.status, 404)
@@ -338,7 +321,7 @@ test.group('admin console: pages and their props', (group) => {
     assert.equal(sess.body.status, 'ok')
 
     const shown = await propsOf(client, `/admin/users/${user.id}`)
-    const [sesskey] = shown.sesskeys
+    const [sesskey] = shown.sesskeys.items
     await client.post(`/admin/users/${user.id}/sessions/revoke`, {
       kind: 'sesskey',
       id: String(sesskey.id),
@@ -416,7 +399,7 @@ test.group('admin console: pages and their props', (group) => {
 
     await client.post(`/admin/books/${book.id}/invite`, { login: member.email, right: 2 })
     let show = await propsOf(client, `/admin/books/${book.id}`)
-    const invited = show.members.find((entry: any) => entry.code === member.code)
+    const invited = show.members.items.find((entry: any) => entry.code === member.code)
     assert.equal(invited.invite, 'sent')
     assert.equal(invited.right, 2)
     // The member sees the invitation through api.php.
@@ -431,7 +414,7 @@ test.group('admin console: pages and their props', (group) => {
 
     await client.post(`/admin/books/${book.id}/members/${member.id}/right`, { right: 3 })
     show = await propsOf(client, `/admin/books/${book.id}`)
-    assert.equal(show.members.find((entry: any) => entry.code === member.code).right, 3)
+    assert.equal(show.members.items.find((entry: any) => entry.code === member.code).right, 3)
 
     await client.post(`/admin/books/${book.id}/archive`, { archived: true })
     const archived = await propsOf(client, `/admin/books/${book.id}`)
@@ -452,12 +435,16 @@ test.group('admin console: pages and their props', (group) => {
       })
     }
     const firstPage = await propsOf(client, `/admin/books/${book.id}`)
-    assert.lengthOf(firstPage.messages, 20)
-    assert.equal(firstPage.messages[0].msg, 'message 24')
+    assert.lengthOf(firstPage.messages.items, 20)
+    assert.equal(firstPage.messages.items[0].msg, 'message 24')
+    assert.isTrue(firstPage.messages.more)
     const second = await propsOf(client, `/admin/books/${book.id}?page=2`)
-    assert.lengthOf(second.messages, 5)
+    assert.lengthOf(second.messages.items, 5)
+    assert.isFalse(second.messages.more)
     const searched = await propsOf(client, `/admin/books/${book.id}?search=message%201`)
-    assert.isTrue(searched.messages.every((message: any) => message.msg.startsWith('message 1')))
+    assert.isTrue(
+      searched.messages.items.every((message: any) => message.msg.startsWith('message 1'))
+    )
 
     const deleted = await client.post(`/admin/books/${book.id}/delete`)
     assert.equal(deleted.location, '/admin/books')

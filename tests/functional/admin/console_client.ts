@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import app from '@adonisjs/core/services/app'
 import { serverUrl } from '#tests/helpers/server'
+import { makeUser, TEST_PASSWORD } from '#tests/helpers/users'
 
 /** The Inertia version the server announces: the md5 of the build's manifest ('1' without a build). */
 function assetsVersion() {
@@ -47,7 +48,13 @@ export class ConsoleClient {
   async request(
     method: string,
     path: string,
-    options: { body?: Record<string, unknown>; inertia?: boolean; csrf?: boolean } = {}
+    options: {
+      body?: Record<string, unknown>
+      inertia?: boolean
+      csrf?: boolean
+      /** A partial reload (Inertia's `only`): the page's component and the props to reload. */
+      only?: { component: string; props: string[] }
+    } = {}
   ): Promise<ConsoleAnswer> {
     const headers: Record<string, string> = { accept: 'text/html, application/xhtml+xml' }
     if (this.cookies.size) headers.cookie = this.cookieHeader()
@@ -56,6 +63,10 @@ export class ConsoleClient {
       headers['x-inertia-version'] = assetsVersion()
       headers['x-requested-with'] = 'XMLHttpRequest'
       headers.accept = 'text/html, application/xhtml+xml'
+    }
+    if (options.only) {
+      headers['x-inertia-partial-component'] = options.only.component
+      headers['x-inertia-partial-data'] = options.only.props.join(',')
     }
     const xsrf = this.cookies.get('XSRF-TOKEN')
     if (xsrf && options.csrf !== false) headers['x-xsrf-token'] = decodeURIComponent(xsrf)
@@ -81,7 +92,10 @@ export class ConsoleClient {
     return { status: response.status, location: response.headers.get('location'), text, page }
   }
 
-  get(path: string, options: { inertia?: boolean } = {}) {
+  get(
+    path: string,
+    options: { inertia?: boolean; only?: { component: string; props: string[] } } = {}
+  ) {
     return this.request('GET', path, options)
   }
 
@@ -94,4 +108,26 @@ export class ConsoleClient {
     await this.get('/admin/login')
     return this.post('/admin/login', { login, password })
   }
+}
+
+/** A new administrator, signed in to the console (password only: no second factor is required). */
+export async function signedInAdmin() {
+  const admin = await makeUser({ isAdmin: true })
+  const client = new ConsoleClient()
+  const answer = await client.signIn(admin.email!, TEST_PASSWORD)
+  if (answer.location !== '/admin')
+    throw new Error(`sign-in failed: ${answer.status} ${answer.location}`)
+  return { admin, client }
+}
+
+/** An Inertia visit that must answer a page (its component and props). */
+export async function pageOf(
+  client: ConsoleClient,
+  path: string,
+  options: { only?: { component: string; props: string[] } } = {}
+) {
+  const answer = await client.get(path, options)
+  if (answer.status !== 200 || !answer.page)
+    throw new Error(`${path}: ${answer.status} ${answer.text.slice(0, 200)}`)
+  return answer.page
 }

@@ -10,16 +10,13 @@ import { BookAccessService } from '../../services/book_access_service.js'
 import { BookDirectory } from '../book_directory.js'
 import { RIGHT_NAMES } from '../../rights.js'
 import { refusalAsFormError, validatedBody } from '#admin/forms'
+import { listQuery } from '#admin/list_query'
+import type { PageRequest } from '#core/paging'
 
 const PER_PAGE = 25
 const MESSAGES_PER_PAGE = 20
+const MEMBERS_PER_PAGE = 25
 
-const listQuery = vine.compile(
-  vine.object({
-    search: vine.string().trim().maxLength(100).optional(),
-    page: vine.number().withoutDecimals().min(1).max(1_000_000).optional(),
-  })
-)
 const newBook = vine.compile(
   vine.object({
     code: vine.string().trim().maxLength(100),
@@ -57,47 +54,52 @@ export default class BooksController {
   ) {}
 
   async index({ inertia, request }: HttpContext) {
-    const query = await listQuery.validate(request.qs()).catch(() => ({}) as any)
-    const page = query.page ?? 1
-    const { books, total } = await this.directory.search({
-      search: query.search,
-      page,
-      perPage: PER_PAGE,
-    })
-    return inertia.render('books/index', {
-      books,
-      total,
-      page,
-      perPage: PER_PAGE,
-      search: query.search ?? '',
+    const query = await listQuery(request.qs(), PER_PAGE)
+    const { books, total } = await this.directory.search(query)
+    return inertia.render('books/index', { books, total, ...query })
+  }
+
+  /**
+   * One book. Its members and its messages are two lists, each with its own
+   * page and search (membersPage/membersSearch, page/search): props are
+   * functions, so a partial reload of one list reads only that list.
+   */
+  async show(ctx: HttpContext) {
+    const book = await this.find(ctx)
+    const qs = ctx.request.qs()
+    return ctx.inertia.render('books/show', {
+      book,
+      rights: RIGHT_NAMES,
+      members: async () =>
+        this.directory.members(book.id, await listQuery(qs, MEMBERS_PER_PAGE, 'members')),
+      messages: async () => this.messagePage(book.id, await listQuery(qs, MESSAGES_PER_PAGE)),
     })
   }
 
-  async show(ctx: HttpContext) {
-    const book = await this.find(ctx)
-    const query = await listQuery.validate(ctx.request.qs()).catch(() => ({}) as any)
-    const page = query.page ?? 1
-    const ref = (await this.access.findById(book.id))!
+  /**
+   * A page of the message browser, newest first, through the service behind
+   * getBookMessages; it counts nothing, so the page says whether more follow.
+   */
+  private async messagePage(bookId: number, query: PageRequest & { search: string }) {
+    const ref = (await this.access.findById(bookId))!
     const messages = await this.messages.list(ref, {
-      nbMax: MESSAGES_PER_PAGE,
-      page,
+      nbMax: query.perPage,
+      page: query.page,
       search: query.search || undefined,
     })
-    return ctx.inertia.render('books/show', {
-      book,
-      members: await this.directory.members(book.id),
-      rights: RIGHT_NAMES,
-      messages: messages.map((message: any) => ({
+    return {
+      items: messages.map((message: any) => ({
         smid: Number(message.smid),
         u_c: message.u_c,
         msg: String(message.msg ?? '').slice(0, 500),
         created: Number(message.created ?? 0),
         type: message.msgType ?? null,
       })),
-      messagePage: page,
-      messagesPerPage: MESSAGES_PER_PAGE,
-      search: query.search ?? '',
-    })
+      page: query.page,
+      perPage: query.perPage,
+      search: query.search,
+      more: messages.length === query.perPage,
+    }
   }
 
   async store(ctx: HttpContext) {

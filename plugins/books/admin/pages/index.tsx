@@ -79,7 +79,7 @@ export default function BooksIndex({ books, total, page, perPage, search }: Prop
         }
       >
         {creating && <CreateBook />}
-        <SearchBox path="/admin/books" value={search} placeholder="Book code, title or owner" />
+        <SearchBox value={search} placeholder="Book code, title or owner" />
         <div className="table-wrap">
           <table>
             <thead>
@@ -113,7 +113,7 @@ export default function BooksIndex({ books, total, page, perPage, search }: Prop
             </tbody>
           </table>
         </div>
-        <Pager page={page} perPage={perPage} total={total} path="/admin/books" query={{ search }} />
+        <Pager page={page} perPage={perPage} total={total} />
       </Card>
     </>
   )

@@ -5,6 +5,7 @@ import {
   ConfirmButton,
   FieldError,
   FormErrors,
+  Pager,
   SearchBox,
   formatDate,
 } from '@console/components/ui'
@@ -19,26 +20,29 @@ interface Props {
     archived: boolean
     createdAt: string | null
   }
-  members: { userId: number; code: string; email: string | null; right: number; invite: string }[]
+  /** Paged on the server: membersPage / membersSearch. */
+  members: {
+    items: { userId: number; code: string; email: string | null; right: number; invite: string }[]
+    total: number
+    page: number
+    perPage: number
+    search: string
+  }
   rights: Record<string, string>
-  messages: { smid: number; u_c: string; msg: string; created: number; type: string | null }[]
-  messagePage: number
-  messagesPerPage: number
-  search: string
+  /** Paged on the server: page / search; `more` says whether an older page follows. */
+  messages: {
+    items: { smid: number; u_c: string; msg: string; created: number; type: string | null }[]
+    page: number
+    perPage: number
+    search: string
+    more: boolean
+  }
 }
 
 const when = (created: number) => formatDate(created > 1e12 ? created : created * 1000)
 
 /** One book: members and rights, invitation, archive, delete, and a message browser. */
-export default function BookShow({
-  book,
-  members,
-  rights,
-  messages,
-  messagePage,
-  messagesPerPage,
-  search,
-}: Props) {
+export default function BookShow({ book, members, rights, messages }: Props) {
   const base = `/admin/books/${book.id}`
   const invite = useForm({ login: '', right: 2 })
   const post = (path: string, data: Record<string, unknown> = {}) =>
@@ -47,8 +51,6 @@ export default function BookShow({
     event.preventDefault()
     invite.post(`${base}/invite`, { preserveScroll: true, onSuccess: () => invite.reset('login') })
   }
-  const messagesHref = (page: number) =>
-    `${base}?${new URLSearchParams({ ...(search ? { search } : {}), page: String(page) })}`
   const rightOptions = Object.entries(rights).map(([value, name]) => (
     <option key={value} value={value}>
       {value} · {name.replace('RIGHT_', '').toLowerCase()}
@@ -80,11 +82,17 @@ export default function BookShow({
         />
       </div>
       <div className="grid2">
-        <Card title={`Members (${members.length})`}>
+        <Card title={`Members (${members.total})`}>
+          <SearchBox
+            name="members"
+            only={['members']}
+            value={members.search}
+            placeholder="Member code or e-mail"
+          />
           <div className="table-wrap">
             <table>
               <tbody>
-                {members.map((member) => (
+                {members.items.map((member) => (
                   <tr key={member.userId} data-member={member.code}>
                     <td>
                       <Link href={`/admin/users/${member.userId}`}>{member.code}</Link>
@@ -115,9 +123,17 @@ export default function BookShow({
                     </td>
                   </tr>
                 ))}
+                {members.items.length === 0 && (
+                  <tr>
+                    <td colSpan={3} className="muted">
+                      No member matches.
+                    </td>
+                  </tr>
+                )}
               </tbody>
             </table>
           </div>
+          <Pager {...members} name="members" only={['members']} />
           <form className="inline" onSubmit={submitInvite} aria-label="Invite">
             <label>
               Invite (code, e-mail or phone)
@@ -148,9 +164,9 @@ export default function BookShow({
         </Card>
       </div>
       <Card title="Messages">
-        <SearchBox path={base} value={search} placeholder="Search messages" />
+        <SearchBox only={['messages']} value={messages.search} placeholder="Search messages" />
         <ul className="activity">
-          {messages.map((message) => (
+          {messages.items.map((message) => (
             <li key={message.smid}>
               <span className="muted">
                 #{message.smid} {when(message.created)}
@@ -158,21 +174,9 @@ export default function BookShow({
               <strong>{message.u_c}</strong>: {message.msg}
             </li>
           ))}
-          {messages.length === 0 && <li className="muted">No message.</li>}
+          {messages.items.length === 0 && <li className="muted">No message.</li>}
         </ul>
-        <div className="pager">
-          {messagePage > 1 ? (
-            <Link href={messagesHref(messagePage - 1)}>‹ Newer</Link>
-          ) : (
-            <span className="muted">‹ Newer</span>
-          )}
-          <span className="muted">Page {messagePage}</span>
-          {messages.length === messagesPerPage ? (
-            <Link href={messagesHref(messagePage + 1)}>Older ›</Link>
-          ) : (
-            <span className="muted">Older ›</span>
-          )}
-        </div>
+        <Pager {...messages} only={['messages']} />
       </Card>
     </>
   )

@@ -1,21 +1,15 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
-import vine from '@vinejs/vine'
 import { UserService } from '#core/services/user_service'
 import { consoleActor } from '#admin/actor'
+import { listQuery } from '#admin/list_query'
+import { containsPattern } from '#core/paging'
 import { MetaService } from '../../services/meta_service.js'
 import { ValuesService } from '../../services/values_service.js'
 
 const BOOKS_PER_PAGE = 20
 const ROWS_PER_PAGE = 50
-
-const listQuery = vine.compile(
-  vine.object({
-    search: vine.string().trim().maxLength(100).optional(),
-    page: vine.number().withoutDecimals().min(1).max(10_000_000).optional(),
-  })
-)
 
 /**
  * The tables plugin's console pages (/admin/tables): per book its tables
@@ -32,16 +26,14 @@ export default class TablesController {
   ) {}
 
   async index({ inertia, request }: HttpContext) {
-    const query = await listQuery.validate(request.qs()).catch(() => ({}) as any)
-    const page = query.page ?? 1
+    const { page, search } = await listQuery(request.qs(), BOOKS_PER_PAGE)
     const books = db
       .from('table_forms as f')
       .join('books as b', 'b.id', 'f.book_id')
       .join('users as o', 'o.id', 'b.owner_id')
       .where('b.del', false)
-    const term = query.search?.toLowerCase().replace(/[%_\\]/g, '')
-    if (term) {
-      const like = `%${term}%`
+    const like = containsPattern(search)
+    if (like) {
       books.where((scope) =>
         scope
           .whereRaw('LOWER(b.code) LIKE ?', [like])
@@ -82,7 +74,7 @@ export default class TablesController {
       total: Number(total),
       page,
       perPage: BOOKS_PER_PAGE,
-      search: query.search ?? '',
+      search,
     })
   }
 
@@ -98,8 +90,7 @@ export default class TablesController {
       .first()
     const owner = book ? await this.users.findById(Number(book.owner_id)) : null
     if (!book || !owner) return ctx.response.abort('Not found', 404)
-    const query = await listQuery.validate(ctx.request.qs()).catch(() => ({}) as any)
-    const page = query.page ?? 1
+    const { page } = await listQuery(ctx.request.qs(), ROWS_PER_PAGE)
     const actor = consoleActor(owner, ctx.auth.use('web').user!)
     const answer = await this.values.tableValues(actor, {
       catId,

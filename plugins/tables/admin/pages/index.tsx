@@ -20,7 +20,7 @@ export default function TablesIndex({ books, total, page, perPage, search }: Pro
     <>
       <Head title="Tables" />
       <h1>Tables</h1>
-      <SearchBox path="/admin/tables" value={search} placeholder="Book, owner or table name" />
+      <SearchBox value={search} placeholder="Book, owner or table name" />
       {books.map((book) => (
         <Card
           key={book.bookId}
@@ -56,7 +56,7 @@ export default function TablesIndex({ books, total, page, perPage, search }: Pro
       {books.length === 0 && (
         <p className="muted">No book has tables{search ? ' matching this search' : ''}.</p>
       )}
-      <Pager page={page} perPage={perPage} total={total} path="/admin/tables" query={{ search }} />
+      <Pager page={page} perPage={perPage} total={total} />
     </>
   )
 }

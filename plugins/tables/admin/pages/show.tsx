@@ -53,7 +53,7 @@ export default function TableShow({ table, fields, views, rows, page, perPage, t
             </tbody>
           </table>
         </div>
-        <Pager page={page} perPage={perPage} total={total} path={`/admin/tables/${table.id}`} />
+        <Pager page={page} perPage={perPage} total={total} />
       </Card>
     </>
   )

@@ -96,7 +96,7 @@ export default function UsersIndex({ users, search, page, perPage, total }: Prop
         }
       >
         {creating && <CreateUser />}
-        <SearchBox path="/admin/users" value={search} placeholder="Code, e-mail, phone or name" />
+        <SearchBox value={search} placeholder="Code, e-mail, phone or name" />
         <div className="table-wrap">
           <table>
             <thead>
@@ -135,7 +135,7 @@ export default function UsersIndex({ users, search, page, perPage, total }: Prop
             </tbody>
           </table>
         </div>
-        <Pager page={page} perPage={perPage} total={total} path="/admin/users" query={{ search }} />
+        <Pager page={page} perPage={perPage} total={total} />
       </Card>
     </>
   )

@@ -1,6 +1,14 @@
 import { Head, Link, router, useForm } from '@inertiajs/react'
 import { useState, type FormEvent } from 'react'
-import { Card, ConfirmButton, FieldError, FormErrors, formatDate } from '../../components/ui'
+import {
+  Card,
+  ConfirmButton,
+  FieldError,
+  FormErrors,
+  Pager,
+  SearchBox,
+  formatDate,
+} from '../../components/ui'
 
 interface Props {
   user: {
@@ -16,22 +24,31 @@ interface Props {
     createdAt: string | null
   }
   twoFactor: { enrolled: boolean; policy: 'required' | 'optional' | null; required: boolean }
-  delegations: { userId: number; userCode: string; delegateId: number; delegateCode: string }[]
-  sesskeys: {
+  delegations: Paged<{ userId: number; userCode: string; delegateId: number; delegateCode: string }>
+  sesskeys: Paged<{
     id: number
     appName: string | null
     createdAt: string | null
     lastUsedAt: string | null
     expiresAt: string | null
-  }[]
-  authSessions: {
+  }>
+  authSessions: Paged<{
     id: string
     client_id: string | null
     ip: string | null
     user_agent: string | null
     created_at: string
     last_refreshed_at: string | null
-  }[]
+  }>
+}
+
+/** A list paged and searched on the server (`<list>Page`, `<list>Search`). */
+interface Paged<T> {
+  items: T[]
+  total: number
+  page: number
+  perPage: number
+  search: string
 }
 
 /** One user: profile, password, account state, two-factor, delegations and sessions. */
@@ -171,8 +188,14 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
           A delegate may act on behalf of a user (o_u = delegate, u_c = user), as `node ace
           user:delegate` grants.
         </p>
+        <SearchBox
+          name="delegations"
+          only={['delegations']}
+          value={delegations.search}
+          placeholder="User code"
+        />
         <ul>
-          {delegations.map((item) => (
+          {delegations.items.map((item) => (
             <li key={`${item.userId}-${item.delegateId}`}>
               <strong>{item.delegateCode}</strong> acts for <strong>{item.userCode}</strong>{' '}
               <ConfirmButton
@@ -189,8 +212,9 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
               />
             </li>
           ))}
-          {delegations.length === 0 && <li className="muted">None</li>}
+          {delegations.items.length === 0 && <li className="muted">None</li>}
         </ul>
+        <Pager {...delegations} name="delegations" only={['delegations']} />
         <form
           className="inline"
           onSubmit={(event) => {
@@ -214,9 +238,15 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
         </form>
       </Card>
       <div className="grid2">
-        <Card title={`Sesskeys (${sesskeys.length})`}>
+        <Card title={`Sesskeys (${sesskeys.total})`}>
+          <SearchBox
+            name="sesskeys"
+            only={['sesskeys']}
+            value={sesskeys.search}
+            placeholder="Application or id"
+          />
           <ul>
-            {sesskeys.map((session) => (
+            {sesskeys.items.map((session) => (
               <li key={session.id}>
                 #{session.id} {session.appName ?? 'no app'} · created{' '}
                 {formatDate(session.createdAt)} · used {formatDate(session.lastUsedAt)}{' '}
@@ -230,12 +260,19 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
                 />
               </li>
             ))}
-            {sesskeys.length === 0 && <li className="muted">None</li>}
+            {sesskeys.items.length === 0 && <li className="muted">None</li>}
           </ul>
+          <Pager {...sesskeys} name="sesskeys" only={['sesskeys']} />
         </Card>
-        <Card title={`Auth-service sessions (${authSessions.length})`}>
+        <Card title={`Auth-service sessions (${authSessions.total})`}>
+          <SearchBox
+            name="authSessions"
+            only={['authSessions']}
+            value={authSessions.search}
+            placeholder="Client, address or browser"
+          />
           <ul>
-            {authSessions.map((session) => (
+            {authSessions.items.map((session) => (
               <li key={session.id}>
                 {session.client_id ?? 'direct'} · {session.ip ?? '?'} ·{' '}
                 {formatDate(session.created_at)}{' '}
@@ -247,8 +284,9 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
                 />
               </li>
             ))}
-            {authSessions.length === 0 && <li className="muted">None</li>}
+            {authSessions.items.length === 0 && <li className="muted">None</li>}
           </ul>
+          <Pager {...authSessions} name="authSessions" only={['authSessions']} />
         </Card>
       </div>
     </>
