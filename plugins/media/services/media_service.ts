@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
+import env from '#start/env'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { StampService } from '#core/services/stamp_service'
@@ -13,7 +14,7 @@ import { TableAccess } from '#plugins/tables/services/table_access'
 import { ValuesService } from '#plugins/tables/services/values_service'
 import mediaConfig from '../config.js'
 import { identify, isDecodableImage, sniffFile, type MediaKind } from '../lib/sniff.js'
-import { KeyedLock } from '../lib/keyed_lock.js'
+import { SharedLock } from '../lib/shared_lock.js'
 import { CorruptImageError, DerivativeService, ImageTooLargeError } from './derivative_service.js'
 import { MediaStore } from './media_store.js'
 
@@ -87,7 +88,8 @@ const ROW_CACHE_MS = 5000
  */
 @inject()
 export class MediaService {
-  private locks = new KeyedLock()
+  /** One attach at a time per message or cell, across instances (see SharedLock). */
+  private locks = new SharedLock(`quire-media:${env.get('DB_DATABASE', 'quire')}`)
   /** uuid/internName -> row: a cached /dbi/in request reads no database. */
   private byNameCache = new Map<string, { row: MediaFile; at: number }>()
 
@@ -249,6 +251,8 @@ export class MediaService {
           smid,
         })
         const { row } = await this.messages.locate(actor, { smid })
+        // Deleted while the file was on its way: its files are being retired (MediaLifecycle).
+        if (row.del) throw rpcError('NOT_FOUND', 'Message not found')
         const medias = parseList(row.medias)
         const entry = {
           id,

@@ -41,12 +41,13 @@ export const files = {
     ]),
 }
 
-/** Multipart POST of api.php with the file as part `qqfile`. */
+/** Multipart POST of api.php with the file as part `qqfile` (to this test server, or `origin`). */
 export async function upload(
   session: Session | null,
   params: Record<string, unknown>,
   file: { bytes: Buffer; name: string; type?: string } | null,
-  req = 'fileUpload'
+  req = 'fileUpload',
+  origin = serverUrl()
 ) {
   const data = new FormData()
   data.append('req', req)
@@ -63,7 +64,7 @@ export async function upload(
       new Blob([file.bytes], { type: file.type ?? 'application/octet-stream' }),
       file.name
     )
-  const response = await fetch(`${serverUrl()}/live/api.php`, { method: 'POST', body: data })
+  const response = await fetch(`${origin}/live/api.php`, { method: 'POST', body: data })
   return (await response.json()) as Record<string, any>
 }
 
