@@ -150,6 +150,15 @@ test.group('admin console in a browser (Chromium)', (group) => {
       await page.waitForSelector(`[data-member="${code}"]`)
       assert.include(await page.locator(`[data-member="${code}"]`).innerText(), 'invited')
       await shot(page, '06-book-invited')
+      // The members' search box reloads the members alone (a partial reload), in place.
+      const membersSearch = page.locator('form[data-search=members]')
+      await membersSearch.locator('input').fill(admin.code)
+      await membersSearch.locator('button').click()
+      await page.waitForURL(/membersSearch=/)
+      await page.waitForSelector(`[data-member="${code}"]`, { state: 'detached' })
+      assert.equal(await page.locator('[data-member]').count(), 1)
+      assert.include(await page.locator('[data-pager=members]').innerText(), '1 in all')
+      await page.waitForSelector('h1:has-text("Browser book")')
 
       // Page through the 10,000-row table, on the server.
       await page.click('nav >> text=Tables')

@@ -41,7 +41,7 @@ export function Pager(props: {
   const link = (page: number, rel: 'prev' | 'next', label: string) => (
     <Link
       href={withQuery(url, { [param]: page > 1 ? page : undefined })}
-      only={props.only}
+      only={props.only ?? []}
       preserveState={Boolean(props.only)}
       preserveScroll
       rel={rel}
@@ -84,7 +84,8 @@ export function SearchBox(props: {
     router.get(
       withQuery(url, { [param.search]: value.trim(), [param.page]: undefined }),
       {},
-      { only: props.only, preserveState: true, preserveScroll: Boolean(props.only) }
+      // `only: undefined` would void Inertia's default (every prop): pass a list.
+      { only: props.only ?? [], preserveState: true, preserveScroll: Boolean(props.only) }
     )
   }
   return (
@@ -98,6 +99,104 @@ export function SearchBox(props: {
       />
       <button type="submit">Search</button>
     </form>
+  )
+}
+
+/** One column of a DataTable: its header, what a row shows in it, and an optional tooltip. */
+export interface Column<Row> {
+  header?: ReactNode
+  cell: (row: Row) => ReactNode
+  /** A tooltip for the cell (a grid's truncated values). */
+  title?: (row: Row) => string
+  className?: string
+}
+
+export interface DataTableProps<Row> {
+  rows: Row[]
+  columns: Column<Row>[]
+  rowKey: (row: Row) => string | number
+  /** What the table says when it has no row ('None' by default). */
+  empty?: ReactNode
+  className?: string
+  rowData?: (row: Row) => Record<`data-${string}`, string | number>
+}
+
+/**
+ * The console's table: a header row when a column has a header, one row per
+ * item, and one muted line when there is none. `rowData` adds data-*
+ * attributes to a row (tests and scripts find rows by them).
+ */
+export function DataTable<Row>(props: DataTableProps<Row>) {
+  const headed = props.columns.some((column) => column.header !== undefined)
+  return (
+    <div className="table-wrap">
+      <table className={props.className}>
+        {headed && (
+          <thead>
+            <tr>
+              {props.columns.map((column, index) => (
+                <th key={index} className={column.className}>
+                  {column.header}
+                </th>
+              ))}
+            </tr>
+          </thead>
+        )}
+        <tbody>
+          {props.rows.map((row) => (
+            <tr key={props.rowKey(row)} {...props.rowData?.(row)}>
+              {props.columns.map((column, index) => (
+                <td key={index} className={column.className} title={column.title?.(row)}>
+                  {column.cell(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+          {props.rows.length === 0 && (
+            <tr>
+              <td colSpan={props.columns.length} className="muted">
+                {props.empty ?? 'None'}
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+/** A list read one page at a time from the server (see #core/paging). */
+export interface PagedList<Row> {
+  items: Row[]
+  total: number
+  page: number
+  perPage: number
+  search: string
+}
+
+/**
+ * A list paged and searched on the server: a search box (with a
+ * `placeholder`), its table and its pager. `name` is the list's prefix in the
+ * query string and the page's prop holding it, so on a page of several lists
+ * searching or paging one reloads that one alone.
+ */
+export function ServerList<Row>(
+  props: {
+    list: PagedList<Row>
+    name?: string
+    placeholder?: string
+  } & Omit<DataTableProps<Row>, 'rows'>
+) {
+  const { list, name, placeholder, ...table } = props
+  const only = name ? [name] : undefined
+  return (
+    <>
+      {placeholder !== undefined && (
+        <SearchBox name={name} only={only} value={list.search} placeholder={placeholder} />
+      )}
+      <DataTable rows={list.items} {...table} />
+      <Pager {...list} name={name} only={only} />
+    </>
   )
 }
 

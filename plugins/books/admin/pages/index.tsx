@@ -1,6 +1,6 @@
 import { Head, Link, useForm } from '@inertiajs/react'
 import { useState, type FormEvent } from 'react'
-import { Card, FieldError, FormErrors, Pager, SearchBox } from '@console/components/ui'
+import { Card, FieldError, FormErrors, ServerList } from '@console/components/ui'
 
 interface Props {
   books: {
@@ -79,41 +79,22 @@ export default function BooksIndex({ books, total, page, perPage, search }: Prop
         }
       >
         {creating && <CreateBook />}
-        <SearchBox value={search} placeholder="Book code, title or owner" />
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Book</th>
-                <th>Title</th>
-                <th>Owner</th>
-                <th>Members</th>
-                <th></th>
-              </tr>
-            </thead>
-            <tbody>
-              {books.map((book) => (
-                <tr key={book.id}>
-                  <td>
-                    <Link href={`/admin/books/${book.id}`}>{book.code}</Link>
-                  </td>
-                  <td>{book.title}</td>
-                  <td>{book.owner}</td>
-                  <td>{book.members}</td>
-                  <td>{book.archived && <span className="tag">archived</span>}</td>
-                </tr>
-              ))}
-              {books.length === 0 && (
-                <tr>
-                  <td colSpan={5} className="muted">
-                    No book matches.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
-        </div>
-        <Pager page={page} perPage={perPage} total={total} />
+        <ServerList
+          list={{ items: books, total, page, perPage, search }}
+          placeholder="Book code, title or owner"
+          rowKey={(book) => book.id}
+          empty="No book matches."
+          columns={[
+            {
+              header: 'Book',
+              cell: (book) => <Link href={`/admin/books/${book.id}`}>{book.code}</Link>,
+            },
+            { header: 'Title', cell: (book) => book.title },
+            { header: 'Owner', cell: (book) => book.owner },
+            { header: 'Members', cell: (book) => book.members },
+            { header: '', cell: (book) => book.archived && <span className="tag">archived</span> },
+          ]}
+        />
       </Card>
     </>
   )

@@ -7,7 +7,9 @@ import {
   FormErrors,
   Pager,
   SearchBox,
+  ServerList,
   formatDate,
+  type PagedList,
 } from '@console/components/ui'
 
 interface Props {
@@ -21,13 +23,13 @@ interface Props {
     createdAt: string | null
   }
   /** Paged on the server: membersPage / membersSearch. */
-  members: {
-    items: { userId: number; code: string; email: string | null; right: number; invite: string }[]
-    total: number
-    page: number
-    perPage: number
-    search: string
-  }
+  members: PagedList<{
+    userId: number
+    code: string
+    email: string | null
+    right: number
+    invite: string
+  }>
   rights: Record<string, string>
   /** Paged on the server: page / search; `more` says whether an older page follows. */
   messages: {
@@ -83,57 +85,48 @@ export default function BookShow({ book, members, rights, messages }: Props) {
       </div>
       <div className="grid2">
         <Card title={`Members (${members.total})`}>
-          <SearchBox
+          <ServerList
+            list={members}
             name="members"
-            only={['members']}
-            value={members.search}
             placeholder="Member code or e-mail"
+            rowKey={(member) => member.userId}
+            rowData={(member) => ({ 'data-member': member.code })}
+            empty="No member matches."
+            columns={[
+              {
+                cell: (member) => (
+                  <>
+                    <Link href={`/admin/users/${member.userId}`}>{member.code}</Link>
+                    {member.invite === 'sent' && <span className="tag">invited</span>}
+                  </>
+                ),
+              },
+              {
+                cell: (member) => (
+                  <select
+                    aria-label={`Right of ${member.code}`}
+                    value={member.right}
+                    onChange={(event) =>
+                      post(`/members/${member.userId}/right`, { right: Number(event.target.value) })
+                    }
+                  >
+                    {rightOptions}
+                  </select>
+                ),
+              },
+              {
+                cell: (member) =>
+                  member.code !== book.owner && (
+                    <ConfirmButton
+                      label="Remove"
+                      question={`Remove ${member.code}?`}
+                      danger
+                      onConfirm={() => post(`/members/${member.userId}/remove`)}
+                    />
+                  ),
+              },
+            ]}
           />
-          <div className="table-wrap">
-            <table>
-              <tbody>
-                {members.items.map((member) => (
-                  <tr key={member.userId} data-member={member.code}>
-                    <td>
-                      <Link href={`/admin/users/${member.userId}`}>{member.code}</Link>
-                      {member.invite === 'sent' && <span className="tag">invited</span>}
-                    </td>
-                    <td>
-                      <select
-                        aria-label={`Right of ${member.code}`}
-                        value={member.right}
-                        onChange={(event) =>
-                          post(`/members/${member.userId}/right`, {
-                            right: Number(event.target.value),
-                          })
-                        }
-                      >
-                        {rightOptions}
-                      </select>
-                    </td>
-                    <td>
-                      {member.code !== book.owner && (
-                        <ConfirmButton
-                          label="Remove"
-                          question={`Remove ${member.code}?`}
-                          danger
-                          onConfirm={() => post(`/members/${member.userId}/remove`)}
-                        />
-                      )}
-                    </td>
-                  </tr>
-                ))}
-                {members.items.length === 0 && (
-                  <tr>
-                    <td colSpan={3} className="muted">
-                      No member matches.
-                    </td>
-                  </tr>
-                )}
-              </tbody>
-            </table>
-          </div>
-          <Pager {...members} name="members" only={['members']} />
           <form className="inline" onSubmit={submitInvite} aria-label="Invite">
             <label>
               Invite (code, e-mail or phone)

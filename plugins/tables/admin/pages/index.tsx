@@ -1,5 +1,5 @@
 import { Head, Link } from '@inertiajs/react'
-import { Card, Pager, SearchBox } from '@console/components/ui'
+import { Card, DataTable, Pager, SearchBox } from '@console/components/ui'
 
 interface Props {
   books: {
@@ -27,30 +27,19 @@ export default function TablesIndex({ books, total, page, perPage, search }: Pro
           title={`${book.owner} / ${book.book}`}
           actions={<Link href={`/admin/books/${book.bookId}`}>Book</Link>}
         >
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th>Table</th>
-                  <th>Fields</th>
-                  <th>Views</th>
-                  <th>Rows</th>
-                </tr>
-              </thead>
-              <tbody>
-                {book.tables.map((table) => (
-                  <tr key={table.id}>
-                    <td>
-                      <Link href={`/admin/tables/${table.id}`}>{table.name}</Link>
-                    </td>
-                    <td>{table.fields}</td>
-                    <td>{table.views.join(', ') || '—'}</td>
-                    <td>{table.rows.toLocaleString('en')}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            rows={book.tables}
+            rowKey={(table) => table.id}
+            columns={[
+              {
+                header: 'Table',
+                cell: (table) => <Link href={`/admin/tables/${table.id}`}>{table.name}</Link>,
+              },
+              { header: 'Fields', cell: (table) => table.fields },
+              { header: 'Views', cell: (table) => table.views.join(', ') || '—' },
+              { header: 'Rows', cell: (table) => table.rows.toLocaleString('en') },
+            ]}
+          />
         </Card>
       ))}
       {books.length === 0 && (

@@ -1,11 +1,16 @@
 import { Head, Link } from '@inertiajs/react'
-import { Card, Pager } from '@console/components/ui'
+import { Card, ServerList } from '@console/components/ui'
+
+interface Row {
+  id: number
+  cells: string[]
+}
 
 interface Props {
   table: { id: number; name: string; book: string; bookId: number; owner: string }
   fields: { id: number; name: string; type: string }[]
   views: { id: number; name: string; presentation: string }[]
-  rows: { id: number; cells: string[] }[]
+  rows: Row[]
   page: number
   perPage: number
   total: number
@@ -29,31 +34,21 @@ export default function TableShow({ table, fields, views, rows, page, perPage, t
         {views.map((view) => view.name).join(', ') || '—'}
       </p>
       <Card>
-        <div className="table-wrap">
-          <table className="grid">
-            <thead>
-              <tr>
-                <th>id</th>
-                {fields.map((field) => (
-                  <th key={field.id}>{field.name}</th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.id} data-row={row.id}>
-                  <td className="muted">{row.id}</td>
-                  {row.cells.map((cell, index) => (
-                    <td key={fields[index]?.id ?? index} title={cell}>
-                      {cell}
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-        <Pager page={page} perPage={perPage} total={total} />
+        <ServerList
+          list={{ items: rows, total, page, perPage, search: '' }}
+          className="grid"
+          rowKey={(row) => row.id}
+          rowData={(row) => ({ 'data-row': row.id })}
+          empty="No row."
+          columns={[
+            { header: 'id', cell: (row) => row.id, className: 'muted' },
+            ...fields.map((field, index) => ({
+              header: field.name,
+              cell: (row: Row) => row.cells[index],
+              title: (row: Row) => row.cells[index],
+            })),
+          ]}
+        />
       </Card>
     </>
   )

@@ -1,6 +1,6 @@
 import { Head, Link, useForm } from '@inertiajs/react'
 import { useState, type FormEvent } from 'react'
-import { Card, FieldError, FormErrors, Pager, SearchBox, formatDate } from '../../components/ui'
+import { Card, FieldError, FormErrors, ServerList, formatDate } from '../../components/ui'
 
 interface UserRow {
   id: number
@@ -96,46 +96,35 @@ export default function UsersIndex({ users, search, page, perPage, total }: Prop
         }
       >
         {creating && <CreateUser />}
-        <SearchBox value={search} placeholder="Code, e-mail, phone or name" />
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Code</th>
-                <th>Name</th>
-                <th>E-mail</th>
-                <th className="hide-sm">Phone</th>
-                <th className="hide-sm">Last connection</th>
-                <th></th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.map((user) => (
-                <tr key={user.id}>
-                  <td>
-                    <Link href={`/admin/users/${user.id}`}>{user.code}</Link>
-                  </td>
-                  <td>{`${user.firstName} ${user.lastName}`.trim()}</td>
-                  <td>{user.email}</td>
-                  <td className="hide-sm">{user.phone}</td>
-                  <td className="hide-sm">{formatDate(user.lastConnectionAt)}</td>
-                  <td>
-                    {user.isAdmin && <span className="tag">admin</span>}
-                    {user.disabled && <span className="tag bad">disabled</span>}
-                  </td>
-                </tr>
-              ))}
-              {users.length === 0 && (
-                <tr>
-                  <td colSpan={6} className="muted">
-                    No user matches.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
-        </div>
-        <Pager page={page} perPage={perPage} total={total} />
+        <ServerList
+          list={{ items: users, total, page, perPage, search }}
+          placeholder="Code, e-mail, phone or name"
+          rowKey={(user) => user.id}
+          empty="No user matches."
+          columns={[
+            {
+              header: 'Code',
+              cell: (user) => <Link href={`/admin/users/${user.id}`}>{user.code}</Link>,
+            },
+            { header: 'Name', cell: (user) => `${user.firstName} ${user.lastName}`.trim() },
+            { header: 'E-mail', cell: (user) => user.email },
+            { header: 'Phone', cell: (user) => user.phone, className: 'hide-sm' },
+            {
+              header: 'Last connection',
+              cell: (user) => formatDate(user.lastConnectionAt),
+              className: 'hide-sm',
+            },
+            {
+              header: '',
+              cell: (user) => (
+                <>
+                  {user.isAdmin && <span className="tag">admin</span>}
+                  {user.disabled && <span className="tag bad">disabled</span>}
+                </>
+              ),
+            },
+          ]}
+        />
       </Card>
     </>
   )

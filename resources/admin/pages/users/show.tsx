@@ -5,9 +5,10 @@ import {
   ConfirmButton,
   FieldError,
   FormErrors,
-  Pager,
-  SearchBox,
+  ServerList,
   formatDate,
+  type Column,
+  type PagedList,
 } from '../../components/ui'
 
 interface Props {
@@ -24,15 +25,20 @@ interface Props {
     createdAt: string | null
   }
   twoFactor: { enrolled: boolean; policy: 'required' | 'optional' | null; required: boolean }
-  delegations: Paged<{ userId: number; userCode: string; delegateId: number; delegateCode: string }>
-  sesskeys: Paged<{
+  delegations: PagedList<{
+    userId: number
+    userCode: string
+    delegateId: number
+    delegateCode: string
+  }>
+  sesskeys: PagedList<{
     id: number
     appName: string | null
     createdAt: string | null
     lastUsedAt: string | null
     expiresAt: string | null
   }>
-  authSessions: Paged<{
+  authSessions: PagedList<{
     id: string
     client_id: string | null
     ip: string | null
@@ -40,15 +46,6 @@ interface Props {
     created_at: string
     last_refreshed_at: string | null
   }>
-}
-
-/** A list paged and searched on the server (`<list>Page`, `<list>Search`). */
-interface Paged<T> {
-  items: T[]
-  total: number
-  page: number
-  perPage: number
-  search: string
 }
 
 /** One user: profile, password, account state, two-factor, delegations and sessions. */
@@ -65,6 +62,20 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
   const [delegate, setDelegate] = useState('')
   const post = (path: string, data: Record<string, any>) =>
     router.post(`${base}${path}`, data, { preserveScroll: true })
+  /** The last column of a session list: revoke that session, once confirmed. */
+  const revokeColumn = <Row,>(
+    question: string,
+    session: (row: Row) => { kind: 'sesskey' | 'auth'; id: string }
+  ): Column<Row> => ({
+    cell: (row) => (
+      <ConfirmButton
+        label="Revoke"
+        question={question}
+        danger
+        onConfirm={() => post('/sessions/revoke', session(row))}
+      />
+    ),
+  })
 
   const saveProfile = (event: FormEvent) => {
     event.preventDefault()
@@ -188,33 +199,32 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
           A delegate may act on behalf of a user (o_u = delegate, u_c = user), as `node ace
           user:delegate` grants.
         </p>
-        <SearchBox
+        <ServerList
+          list={delegations}
           name="delegations"
-          only={['delegations']}
-          value={delegations.search}
           placeholder="User code"
+          rowKey={(item) => `${item.userId}-${item.delegateId}`}
+          columns={[
+            { header: 'Delegate (o_u)', cell: (item) => <strong>{item.delegateCode}</strong> },
+            { header: 'Acts for (u_c)', cell: (item) => <strong>{item.userCode}</strong> },
+            {
+              cell: (item) => (
+                <ConfirmButton
+                  label="Revoke"
+                  question="Revoke this delegation?"
+                  onConfirm={() =>
+                    post(
+                      '/delegations',
+                      item.userId === user.id
+                        ? { delegate: item.delegateCode, action: 'revoke' }
+                        : { delegate: item.userCode, action: 'revoke', direction: 'user' }
+                    )
+                  }
+                />
+              ),
+            },
+          ]}
         />
-        <ul>
-          {delegations.items.map((item) => (
-            <li key={`${item.userId}-${item.delegateId}`}>
-              <strong>{item.delegateCode}</strong> acts for <strong>{item.userCode}</strong>{' '}
-              <ConfirmButton
-                label="Revoke"
-                question="Revoke this delegation?"
-                onConfirm={() =>
-                  post(
-                    '/delegations',
-                    item.userId === user.id
-                      ? { delegate: item.delegateCode, action: 'revoke' }
-                      : { delegate: item.userCode, action: 'revoke', direction: 'user' }
-                  )
-                }
-              />
-            </li>
-          ))}
-          {delegations.items.length === 0 && <li className="muted">None</li>}
-        </ul>
-        <Pager {...delegations} name="delegations" only={['delegations']} />
         <form
           className="inline"
           onSubmit={(event) => {
@@ -239,54 +249,39 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
       </Card>
       <div className="grid2">
         <Card title={`Sesskeys (${sesskeys.total})`}>
-          <SearchBox
+          <ServerList
+            list={sesskeys}
             name="sesskeys"
-            only={['sesskeys']}
-            value={sesskeys.search}
             placeholder="Application or id"
+            rowKey={(session) => session.id}
+            columns={[
+              { header: 'Id', cell: (session) => `#${session.id}` },
+              { header: 'Application', cell: (session) => session.appName ?? 'no app' },
+              { header: 'Created', cell: (session) => formatDate(session.createdAt) },
+              { header: 'Used', cell: (session) => formatDate(session.lastUsedAt) },
+              revokeColumn('Drop this sesskey?', (session: { id: number }) => ({
+                kind: 'sesskey',
+                id: String(session.id),
+              })),
+            ]}
           />
-          <ul>
-            {sesskeys.items.map((session) => (
-              <li key={session.id}>
-                #{session.id} {session.appName ?? 'no app'} · created{' '}
-                {formatDate(session.createdAt)} · used {formatDate(session.lastUsedAt)}{' '}
-                <ConfirmButton
-                  label="Revoke"
-                  question="Drop this sesskey?"
-                  danger
-                  onConfirm={() =>
-                    post('/sessions/revoke', { kind: 'sesskey', id: String(session.id) })
-                  }
-                />
-              </li>
-            ))}
-            {sesskeys.items.length === 0 && <li className="muted">None</li>}
-          </ul>
-          <Pager {...sesskeys} name="sesskeys" only={['sesskeys']} />
         </Card>
         <Card title={`Auth-service sessions (${authSessions.total})`}>
-          <SearchBox
+          <ServerList
+            list={authSessions}
             name="authSessions"
-            only={['authSessions']}
-            value={authSessions.search}
             placeholder="Client, address or browser"
+            rowKey={(session) => session.id}
+            columns={[
+              { header: 'Client', cell: (session) => session.client_id ?? 'direct' },
+              { header: 'Address', cell: (session) => session.ip ?? '?' },
+              { header: 'Created', cell: (session) => formatDate(session.created_at) },
+              revokeColumn('End this session?', (session: { id: string }) => ({
+                kind: 'auth',
+                id: session.id,
+              })),
+            ]}
           />
-          <ul>
-            {authSessions.items.map((session) => (
-              <li key={session.id}>
-                {session.client_id ?? 'direct'} · {session.ip ?? '?'} ·{' '}
-                {formatDate(session.created_at)}{' '}
-                <ConfirmButton
-                  label="Revoke"
-                  question="End this session?"
-                  danger
-                  onConfirm={() => post('/sessions/revoke', { kind: 'auth', id: session.id })}
-                />
-              </li>
-            ))}
-            {authSessions.items.length === 0 && <li className="muted">None</li>}
-          </ul>
-          <Pager {...authSessions} name="authSessions" only={['authSessions']} />
         </Card>
       </div>
     </>
