@@ -118,6 +118,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   MEDIA_PUBLIC_URL: Env.schema.string.optional(),
   /** Where unfinished resumable uploads wait (default DATA_DIR/tus). */
   MEDIA_TUS_DIR: Env.schema.string.optional(),
+  /** Hours after which a resumable upload expires and is removed (default 24; 0: never). */
+  MEDIA_TUS_EXPIRY_HOURS: Env.schema.number.optional(),
   /** Memory kept for small files served by the /dbi URLs (thumbnails), in MiB; 0 turns it off. */
   MEDIA_MEMORY_CACHE_MB: Env.schema.number.optional(),
 })

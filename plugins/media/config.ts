@@ -24,6 +24,12 @@ const mediaConfig = {
   /** Unfinished resumable uploads (survive a restart). */
   tusDir: inData(env.get('MEDIA_TUS_DIR'), 'tus'),
   /**
+   * A resumable upload expires this many hours after its creation (tus
+   * `Upload-Expires`; PATCH and HEAD then answer 410) and is removed with its
+   * record. 0 keeps unfinished uploads for ever. Default 24.
+   */
+  tusExpiryHours: env.get('MEDIA_TUS_EXPIRY_HOURS', 24),
+  /**
    * Memory for small files the /dbi URLs serve (thumbnails, covers, small
    * originals): at most this many bytes in all, none larger than 256 KiB.
    */

@@ -7,9 +7,15 @@ import { MediaLifecycle } from './services/media_lifecycle.js'
 import { MediaService } from './services/media_service.js'
 import { MediaStore } from './services/media_store.js'
 import { ProfileService } from './services/profile_service.js'
+import { TusUploads } from './services/tus_uploads.js'
+
+/** How often each serving instance removes expired resumable uploads. */
+const SWEEP_MS = 15 * 60_000
 
 /** The media services, container singletons bound by class. */
 export default class MediaProvider {
+  private sweeper: NodeJS.Timeout | null = null
+
   constructor(protected app: ApplicationService) {}
 
   register() {
@@ -19,6 +25,7 @@ export default class MediaProvider {
       MediaService,
       ProfileService,
       MediaLifecycle,
+      TusUploads,
     ])
   }
 
@@ -58,5 +65,27 @@ export default class MediaProvider {
       'tables:rows_changed',
       guarded('retiring files of rows and cells', (service, event) => service.onRowsChanged(event))
     )
+  }
+
+  /**
+   * Expired resumable uploads are removed by every serving instance on a
+   * timer (removals are idempotent, so instances sharing MEDIA_TUS_DIR may
+   * sweep at the same time), and once at start.
+   */
+  async ready() {
+    if (!['web', 'test'].includes(this.app.getEnvironment())) return
+    const uploads = await this.app.container.make(TusUploads)
+    const logger = await this.app.container.make('logger')
+    const sweep = () =>
+      void uploads.removeExpired().catch((error) => {
+        logger.warn({ err: error }, 'media: removing expired resumable uploads failed')
+      })
+    sweep()
+    this.sweeper = setInterval(sweep, SWEEP_MS).unref()
+  }
+
+  async shutdown() {
+    if (this.sweeper) clearInterval(this.sweeper)
+    this.sweeper = null
   }
 }

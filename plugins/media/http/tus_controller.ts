@@ -14,11 +14,26 @@ import { AccessService } from '#core/services/access_service'
 import { UserService } from '#core/services/user_service'
 import mediaConfig from '../config.js'
 import { MediaService, type UploadTarget } from '../services/media_service.js'
+import { TusUploads, openSesskey, sealSesskey } from '../services/tus_uploads.js'
 
 type TusRequest = Parameters<NonNullable<ServerOptions['onUploadCreate']>>[0]
 
-/** Fields of the upload's metadata (Upload-Metadata header, or the creation's query string). */
-const KEPT = ['version', 'o_u', 'u_c', 'b_o', 'b_c', 'uuid', 'sesskey', 'rowId', 'fieldId', 'smid']
+/**
+ * Fields of the upload's metadata (Upload-Metadata header, or the creation's
+ * query string). The sesskey is not among them: it is kept sealed.
+ */
+const KEPT = ['version', 'o_u', 'u_c', 'b_o', 'b_c', 'uuid', 'rowId', 'fieldId', 'smid']
+
+/**
+ * FileStore with the expiration extension on MEDIA_TUS_EXPIRY_HOURS (read on
+ * each use): creation and PATCH answers carry `Upload-Expires`, PATCH and
+ * HEAD of an expired upload answer 410. TusUploads removes expired ones.
+ */
+class ExpiringFileStore extends FileStore {
+  getExpiration() {
+    return TusUploads.expiryMs()
+  }
+}
 
 /** A file's size, 0 when it does not exist. */
 async function sizeOf(path: string) {
@@ -55,7 +70,7 @@ export default class TusController {
     mkdirSync(this.directory, { recursive: true })
     this.server = new Server({
       path: `${mediaConfig.urlPrefix}/upload`,
-      datastore: new FileStore({ directory: this.directory }),
+      datastore: new ExpiringFileStore({ directory: this.directory }),
       maxSize: mediaConfig.maxUploadBytes,
       respectForwardedHeaders: true,
       // Unguessable ids: the id is what PATCH and HEAD present.
@@ -105,6 +120,9 @@ export default class TusController {
     }
     const metadata: Record<string, string | null> = { ...(upload.metadata ?? {}) }
     for (const name of KEPT) if (params[name] !== undefined) metadata[name] = String(params[name])
+    // The completion acts with the creator's session; the record on disk holds it sealed only.
+    delete metadata.sesskey
+    metadata.sealedSesskey = sealSesskey(credentialsOf(params).sesskey)
     return { metadata }
   }
 
@@ -114,7 +132,7 @@ export default class TusController {
     const path = join(this.directory, upload.id)
     let result: Record<string, unknown>
     try {
-      const actor = await this.actorOf(metadata)
+      const actor = await this.actorOf({ ...metadata, sesskey: openSesskey(metadata) })
       if (!actor)
         throw new RpcError('INVALID_SESSKEY', 'The session of this upload is no longer valid')
       const answer = await this.media.upload(actor, this.targetOf(metadata), {

@@ -1,5 +1,10 @@
 import { request } from 'node:http'
+import { readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
+import mediaConfig from '#plugins/media/config'
+import { TusUploads } from '#plugins/media/services/tus_uploads'
 import { startQuire, type QuireProcess } from '../../../../bench/lib/quire_process.js'
 import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
 import { serverUrl } from '#tests/helpers/server'
@@ -198,6 +203,100 @@ test.group('resumableUpload (tus)', () => {
     const full = await fetchPath(`/live/dbi/in/full/${answer.uuid}`)
     assert.deepEqual(full.bytes, bytes)
   }).timeout(180_000)
+})
+
+const idOf = (location: string) => location.replace(/^.*\//, '')
+const recordPath = (location: string) => join(mediaConfig.tusDir, `${idOf(location)}.json`)
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false
+  )
+
+/** Moves an upload's creation back in time, as if it had been made `seconds` ago. */
+async function age(location: string, seconds: number) {
+  const record = JSON.parse(await readFile(recordPath(location), 'utf8'))
+  record.creation_date = new Date(Date.now() - seconds * 1000).toISOString()
+  await writeFile(recordPath(location), JSON.stringify(record))
+}
+
+test.group('resumableUpload expiry (MEDIA_TUS_EXPIRY_HOURS)', (group) => {
+  let saved: number
+  group.each.setup(() => {
+    saved = mediaConfig.tusExpiryHours
+    return () => {
+      mediaConfig.tusExpiryHours = saved
+    }
+  })
+
+  test('creation announces Upload-Expires, 24 hours by default; the record holds no sesskey', async ({
+    assert,
+  }) => {
+    const { book, meta } = await fixture()
+    const before = Date.now()
+    const response = await fetch(`${serverUrl()}/live/upload`, {
+      method: 'POST',
+      headers: { ...TUS, 'Upload-Length': '10', 'Upload-Metadata': metadataHeader(meta) },
+    })
+    assert.equal(response.status, 201)
+    const expires = Date.parse(response.headers.get('upload-expires') ?? '')
+    // The header has whole seconds.
+    assert.isAtLeast(expires, Math.floor(before / 1000) * 1000 + 24 * 3600_000 - 1000)
+    assert.isAtMost(expires, Date.now() + 24 * 3600_000)
+    const record = await readFile(recordPath(response.headers.get('location')!), 'utf8')
+    assert.notInclude(record, book.session.sesskey)
+    assert.notProperty(JSON.parse(record).metadata, 'sesskey')
+  })
+
+  test('an expired upload is refused (410) and removed; a recent one goes on', async ({
+    assert,
+  }) => {
+    const { book, meta } = await fixture()
+    mediaConfig.tusExpiryHours = 1
+    const bytes = files.pdf()
+    const old = await create(serverUrl(), bytes.length, { ...meta, filename: 'old.pdf' })
+    const recent = await create(serverUrl(), bytes.length, { ...meta, filename: 'new.pdf' })
+    const finished = await create(serverUrl(), bytes.length, { ...meta, filename: 'done.pdf' })
+    assert.equal(await field(patch(old.location!, 0, bytes.subarray(0, 10)), 'status'), 204)
+    assert.equal(await field(patch(finished.location!, 0, bytes), 'status'), 204)
+    for (const upload of [old, finished]) await age(upload.location!, 2 * 3600)
+
+    assert.equal(await field(offsetOf(old.location!), 'status'), 410)
+    assert.equal(await field(patch(old.location!, 10, bytes.subarray(10)), 'status'), 410)
+
+    const uploads = await app.container.make(TusUploads)
+    const removed = await uploads.removeExpired()
+    // (Uploads of earlier runs sharing the folder may go too.)
+    assert.includeMembers(removed, [idOf(old.location!), idOf(finished.location!)])
+    assert.notInclude(removed, idOf(recent.location!))
+    assert.isFalse(await exists(recordPath(old.location!)))
+    assert.isFalse(await exists(join(mediaConfig.tusDir, idOf(old.location!))))
+    assert.isFalse(await exists(recordPath(finished.location!)))
+    assert.isFalse(
+      await exists(join(mediaConfig.tusDir, `${idOf(finished.location!)}.result.json`))
+    )
+    assert.equal(await field(offsetOf(old.location!), 'status'), 404)
+    assert.equal(
+      await field(uploadMeta(serverUrl(), finished.location!, book.session), 'status'),
+      404
+    )
+
+    // The recent one was left alone and completes.
+    assert.equal(await field(patch(recent.location!, 0, bytes), 'status'), 204)
+    const answer = await field(uploadMeta(serverUrl(), recent.location!, book.session), 'body')
+    assert.isTrue(answer.success)
+    assert.equal(answer.originName, 'new.pdf')
+  })
+
+  test('MEDIA_TUS_EXPIRY_HOURS=0 keeps uploads for ever', async ({ assert }) => {
+    const { meta } = await fixture()
+    mediaConfig.tusExpiryHours = 0
+    const upload = await create(serverUrl(), 10, meta)
+    await age(upload.location!, 400 * 24 * 3600)
+    assert.equal(await field(offsetOf(upload.location!), 'status'), 200)
+    const uploads = await app.container.make(TusUploads)
+    assert.notInclude(await uploads.removeExpired(), idOf(upload.location!))
+  })
 })
 
 test.group('resumableUpload (api.php)', () => {
