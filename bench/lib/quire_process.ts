@@ -57,14 +57,18 @@ process.once('exit', () => {
 const BOOT_TIMEOUT_MS = 120_000
 const STOP_GRACE_MS = 15_000
 
-export async function startQuire(env: NodeJS.ProcessEnv): Promise<QuireProcess> {
+/** `root`: the checkout to run (this one by default; a test may boot a scaffolded copy). */
+export async function startQuire(
+  env: NodeJS.ProcessEnv,
+  options: { root?: string } = {}
+): Promise<QuireProcess> {
   const port = await freePort()
   const childEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' }
   const child = spawn(
     process.execPath,
     ['--import=ts-node-maintained/register/esm', 'bin/server.ts'],
     {
-      cwd: ROOT,
+      cwd: options.root ?? ROOT,
       env: childEnv,
       stdio: ['ignore', 'pipe', 'inherit'],
     }

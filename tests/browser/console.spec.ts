@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync } from 'node:fs'
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import { generate } from 'otplib'
 import type { Browser, Page } from 'playwright-core'
+import { hasChromium, launch, noChromium, shot } from './chromium.js'
 import { ensureConsoleBuilt } from '#admin/build'
 import { serverUrl } from '#tests/helpers/server'
 import { makeUser, login, TEST_PASSWORD } from '#tests/helpers/users'
@@ -10,31 +10,7 @@ import { rpc } from '#tests/helpers/rpc'
 import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
 import { resetAuthState } from '#plugins/auth_service/tests/helpers'
 
-/** Debian's Chromium (apt-get install chromium); a browser is never downloaded. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-const SHOTS = app.makePath('tmp', 'console-screens')
 const ROWS = 10_000
-
-async function launch(): Promise<Browser> {
-  const { chromium } = await import('playwright-core')
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-}
-
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true })
 
 /** The text of a dashboard figure (Users, Messages...). */
 const figure = (page: Page, name: string) =>
@@ -45,7 +21,6 @@ test.group('admin console in a browser (Chromium)', (group) => {
 
   group.setup(async () => {
     if (!hasChromium) return
-    mkdirSync(SHOTS, { recursive: true })
     await ensureConsoleBuilt(app.makePath())
     browser = await launch()
   })
@@ -56,7 +31,7 @@ test.group('admin console in a browser (Chromium)', (group) => {
   test(
     'an administrator signs in with TOTP, creates a user, a book, invites, pages a 10,000-row table and watches the dashboard'
   )
-    .skip(!hasChromium, `no Chromium at ${CHROMIUM} (apt-get install chromium)`)
+    .skip(!hasChromium, noChromium)
     .run(async ({ assert }) => {
       // Real time for the TOTP code, and no failed sign-ins left over by earlier suites.
       await resetAuthState()
