@@ -36,6 +36,11 @@ const driveConfig = defineConfig({
             endpoint: env.get('MEDIA_S3_ENDPOINT'),
             forcePathStyle: env.get('MEDIA_S3_PATH_STYLE', true),
             visibility: 'private',
+            // Checksums only where S3 requires them: newer SDKs otherwise send every upload
+            // aws-chunked with a trailing checksum, which S3-compatible stores that do not
+            // decode that encoding (s3rver, older MinIO) keep as part of the file's bytes.
+            requestChecksumCalculation: 'WHEN_REQUIRED',
+            responseChecksumValidation: 'WHEN_REQUIRED',
           }),
         }
       : {}),
