@@ -81,12 +81,9 @@ export default class UsersController {
   }
 
   async index({ inertia, request }: HttpContext) {
-    const query = await listQuery(request.qs(), PER_PAGE)
-    const { users, total } = await this.users.search(query)
+    const users = await this.users.search(await listQuery(request.qs(), PER_PAGE))
     return inertia.render('users/index', {
-      users: users.map((user) => this.summary(user)),
-      total,
-      ...query,
+      users: { ...users, items: users.items.map((user) => this.summary(user)) },
     })
   }
 

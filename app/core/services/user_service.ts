@@ -187,22 +187,17 @@ export class UserService {
   }
 
   /** A page of users matching `search` (code, e-mail, phone or name), by id (the admin console). */
-  async search(input: { search?: string; page: number; perPage: number }) {
+  async search(request: PageRequest) {
     const query = db.from('users')
-    whereContains(query, input.search, ['code', 'email', 'phone', 'first_name', 'last_name'])
-    const [{ total }] = await query.clone().count('* as total')
-    const rows = await query
-      .orderBy('id')
-      .offset((input.page - 1) * input.perPage)
-      .limit(input.perPage)
-      .select('id')
-    const users = await User.query()
-      .whereIn(
-        'id',
-        rows.map((row) => row.id)
-      )
-      .orderBy('id')
-    return { users, total: Number(total) }
+    whereContains(query, request.search, ['code', 'email', 'phone', 'first_name', 'last_name'])
+    const found = await readPage(
+      query,
+      request,
+      (page) => page.orderBy('id').select('id'),
+      (row) => Number(row.id)
+    )
+    const users = await User.query().whereIn('id', found.items).orderBy('id')
+    return { ...found, items: users }
   }
 
   /** Profile fields and the administrator flag (the admin console; a user's code never changes). */

@@ -7,30 +7,31 @@ import { TABLES } from '../models/records.js'
  * them), searched and paged in SQL, and a book's members.
  */
 export class BookDirectory {
-  async search(input: { search?: string; page: number; perPage: number }) {
+  /** Every book, newest first, searched by code, owner or title, with its member count. */
+  async search(request: PageRequest) {
     const query = db
       .from(`${TABLES.books} as b`)
       .join('users as o', 'o.id', 'b.owner_id')
       .where('b.del', false)
-    whereContains(query, input.search, ['b.code', 'o.code', 'b.owner_prefs'])
-    const [{ total }] = await query.clone().count('* as total')
-    const rows = await query
-      .orderBy('b.id', 'desc')
-      .offset((input.page - 1) * input.perPage)
-      .limit(input.perPage)
-      .select('b.id', 'b.code', 'b.owner_prefs', 'b.archived', 'b.nb_msgs', 'o.code as owner')
-    const members = await this.memberCounts(rows.map((row) => Number(row.id)))
-    return {
-      total: Number(total),
-      books: rows.map((row) => ({
+    const found = await readPage(
+      whereContains(query, request.search, ['b.code', 'o.code', 'b.owner_prefs']),
+      request,
+      (page) =>
+        page
+          .orderBy('b.id', 'desc')
+          .select('b.id', 'b.code', 'b.owner_prefs', 'b.archived', 'o.code as owner'),
+      (row) => ({
         id: Number(row.id),
         code: row.code as string,
         owner: row.owner as string,
-        title: titleOf(row.owner_prefs) ?? row.code,
+        title: titleOf(row.owner_prefs) ?? (row.code as string),
         archived: Boolean(row.archived),
-        members: members.get(Number(row.id)) ?? 0,
-      })),
-    }
+        members: 0,
+      })
+    )
+    const members = await this.memberCounts(found.items.map((book) => book.id))
+    for (const book of found.items) book.members = members.get(book.id) ?? 0
+    return found
   }
 
   private async memberCounts(bookIds: number[]) {

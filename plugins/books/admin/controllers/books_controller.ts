@@ -54,9 +54,8 @@ export default class BooksController {
   ) {}
 
   async index({ inertia, request }: HttpContext) {
-    const query = await listQuery(request.qs(), PER_PAGE)
-    const { books, total } = await this.directory.search(query)
-    return inertia.render('books/index', { books, total, ...query })
+    const books = await this.directory.search(await listQuery(request.qs(), PER_PAGE))
+    return inertia.render('books/index', { books })
   }
 
   /**

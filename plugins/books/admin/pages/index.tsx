@@ -1,20 +1,16 @@
 import { Head, Link, useForm } from '@inertiajs/react'
 import { useState, type FormEvent } from 'react'
-import { Card, FieldError, FormErrors, ServerList } from '@console/components/ui'
+import { Card, FieldError, FormErrors, ServerList, type PagedList } from '@console/components/ui'
 
 interface Props {
-  books: {
+  books: PagedList<{
     id: number
     code: string
     owner: string
     title: string
     archived: boolean
     members: number
-  }[]
-  total: number
-  page: number
-  perPage: number
-  search: string
+  }>
 }
 
 function CreateBook() {
@@ -65,7 +61,7 @@ function CreateBook() {
 }
 
 /** Every book, searched and paged on the server. */
-export default function BooksIndex({ books, total, page, perPage, search }: Props) {
+export default function BooksIndex({ books }: Props) {
   const [creating, setCreating] = useState(false)
   return (
     <>
@@ -80,7 +76,7 @@ export default function BooksIndex({ books, total, page, perPage, search }: Prop
       >
         {creating && <CreateBook />}
         <ServerList
-          list={{ items: books, total, page, perPage, search }}
+          list={books}
           placeholder="Book code, title or owner"
           rowKey={(book) => book.id}
           empty="No book matches."

@@ -4,7 +4,7 @@ import db from '@adonisjs/lucid/services/db'
 import { UserService } from '#core/services/user_service'
 import { consoleActor } from '#admin/actor'
 import { listQuery } from '#admin/list_query'
-import { containsPattern } from '#core/paging'
+import { containsPattern, readPage } from '#core/paging'
 import { MetaService } from '../../services/meta_service.js'
 import { ValuesService } from '../../services/values_service.js'
 
@@ -26,13 +26,13 @@ export default class TablesController {
   ) {}
 
   async index({ inertia, request }: HttpContext) {
-    const { page, search } = await listQuery(request.qs(), BOOKS_PER_PAGE)
+    const query = await listQuery(request.qs(), BOOKS_PER_PAGE)
     const books = db
       .from('table_forms as f')
       .join('books as b', 'b.id', 'f.book_id')
       .join('users as o', 'o.id', 'b.owner_id')
       .where('b.del', false)
-    const like = containsPattern(search)
+    const like = containsPattern(query.search)
     if (like) {
       books.where((scope) =>
         scope
@@ -46,16 +46,24 @@ export default class TablesController {
           )
       )
     }
-    const [{ total }] = await books.clone().count('* as total')
-    const forms = await books
-      .orderBy('b.id', 'desc')
-      .offset((page - 1) * BOOKS_PER_PAGE)
-      .limit(BOOKS_PER_PAGE)
-      .select('f.id as form_id', 'b.id as book_id', 'b.code', 'o.code as owner')
-    const result = []
-    for (const form of forms) {
+    const forms = await readPage(
+      books,
+      query,
+      (page) =>
+        page
+          .orderBy('b.id', 'desc')
+          .select('f.id as form_id', 'b.id as book_id', 'b.code', 'o.code as owner'),
+      (row) => ({
+        formId: Number(row.form_id),
+        bookId: Number(row.book_id),
+        book: row.code as string,
+        owner: row.owner as string,
+      })
+    )
+    const items = []
+    for (const { formId, ...form } of forms.items) {
       const tables = []
-      for (const id of await this.meta.categoryIdsOfForm(Number(form.form_id))) {
+      for (const id of await this.meta.categoryIdsOfForm(formId)) {
         const found = await this.meta.category(id)
         if (!found) continue
         const counted = await db.from(`tt_${id}`).count('* as total').first()
@@ -67,15 +75,9 @@ export default class TablesController {
           rows: Number(counted?.total ?? 0),
         })
       }
-      result.push({ bookId: Number(form.book_id), book: form.code, owner: form.owner, tables })
+      items.push({ ...form, tables })
     }
-    return inertia.render('tables/index', {
-      books: result,
-      total: Number(total),
-      page,
-      perPage: BOOKS_PER_PAGE,
-      search,
-    })
+    return inertia.render('tables/index', { books: { ...forms, items } })
   }
 
   async show(ctx: HttpContext) {
@@ -123,13 +125,16 @@ export default class TablesController {
         name: view.name,
         presentation: view.presentation,
       })),
-      rows: values.rows.map((row) => ({
-        id: row.id,
-        cells: columns.map((column) => display(row.fields[column.name]?.value)),
-      })),
-      page,
-      perPage: ROWS_PER_PAGE,
-      total: Number(counted?.total ?? 0),
+      rows: {
+        items: values.rows.map((row) => ({
+          id: row.id,
+          cells: columns.map((column) => display(row.fields[column.name]?.value)),
+        })),
+        total: Number(counted?.total ?? 0),
+        page,
+        perPage: ROWS_PER_PAGE,
+        search: '',
+      },
     })
   }
 }

@@ -1,27 +1,23 @@
 import { Head, Link } from '@inertiajs/react'
-import { Card, DataTable, Pager, SearchBox } from '@console/components/ui'
+import { Card, DataTable, Pager, SearchBox, type PagedList } from '@console/components/ui'
 
 interface Props {
-  books: {
+  books: PagedList<{
     bookId: number
     book: string
     owner: string
     tables: { id: number; name: string; fields: number; views: string[]; rows: number }[]
-  }[]
-  total: number
-  page: number
-  perPage: number
-  search: string
+  }>
 }
 
 /** Per book: its tables, their fields, views and row counts. */
-export default function TablesIndex({ books, total, page, perPage, search }: Props) {
+export default function TablesIndex({ books }: Props) {
   return (
     <>
       <Head title="Tables" />
       <h1>Tables</h1>
-      <SearchBox value={search} placeholder="Book, owner or table name" />
-      {books.map((book) => (
+      <SearchBox value={books.search} placeholder="Book, owner or table name" />
+      {books.items.map((book) => (
         <Card
           key={book.bookId}
           title={`${book.owner} / ${book.book}`}
@@ -42,10 +38,10 @@ export default function TablesIndex({ books, total, page, perPage, search }: Pro
           />
         </Card>
       ))}
-      {books.length === 0 && (
-        <p className="muted">No book has tables{search ? ' matching this search' : ''}.</p>
+      {books.items.length === 0 && (
+        <p className="muted">No book has tables{books.search ? ' matching this search' : ''}.</p>
       )}
-      <Pager page={page} perPage={perPage} total={total} />
+      <Pager {...books} />
     </>
   )
 }

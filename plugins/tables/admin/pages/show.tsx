@@ -1,5 +1,5 @@
 import { Head, Link } from '@inertiajs/react'
-import { Card, ServerList } from '@console/components/ui'
+import { Card, ServerList, type PagedList } from '@console/components/ui'
 
 interface Row {
   id: number
@@ -10,14 +10,11 @@ interface Props {
   table: { id: number; name: string; book: string; bookId: number; owner: string }
   fields: { id: number; name: string; type: string }[]
   views: { id: number; name: string; presentation: string }[]
-  rows: Row[]
-  page: number
-  perPage: number
-  total: number
+  rows: PagedList<Row>
 }
 
 /** A read-only grid of one table, paged on the server (the getTableValues service). */
-export default function TableShow({ table, fields, views, rows, page, perPage, total }: Props) {
+export default function TableShow({ table, fields, views, rows }: Props) {
   return (
     <>
       <Head title={table.name} />
@@ -35,7 +32,7 @@ export default function TableShow({ table, fields, views, rows, page, perPage, t
       </p>
       <Card>
         <ServerList
-          list={{ items: rows, total, page, perPage, search: '' }}
+          list={rows}
           className="grid"
           rowKey={(row) => row.id}
           rowData={(row) => ({ 'data-row': row.id })}

@@ -1,6 +1,13 @@
 import { Head, Link, useForm } from '@inertiajs/react'
 import { useState, type FormEvent } from 'react'
-import { Card, FieldError, FormErrors, ServerList, formatDate } from '../../components/ui'
+import {
+  Card,
+  FieldError,
+  FormErrors,
+  ServerList,
+  formatDate,
+  type PagedList,
+} from '../../components/ui'
 
 interface UserRow {
   id: number
@@ -15,11 +22,7 @@ interface UserRow {
 }
 
 interface Props {
-  users: UserRow[]
-  search: string
-  page: number
-  perPage: number
-  total: number
+  users: PagedList<UserRow>
 }
 
 function CreateUser() {
@@ -82,7 +85,7 @@ function CreateUser() {
 }
 
 /** Users, searched and paged on the server; a new user's form. */
-export default function UsersIndex({ users, search, page, perPage, total }: Props) {
+export default function UsersIndex({ users }: Props) {
   const [creating, setCreating] = useState(false)
   return (
     <>
@@ -97,7 +100,7 @@ export default function UsersIndex({ users, search, page, perPage, total }: Prop
       >
         {creating && <CreateUser />}
         <ServerList
-          list={{ items: users, total, page, perPage, search }}
+          list={users}
           placeholder="Code, e-mail, phone or name"
           rowKey={(user) => user.id}
           empty="No user matches."
