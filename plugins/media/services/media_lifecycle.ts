@@ -4,6 +4,7 @@ import type { Logger } from '@adonisjs/core/logger'
 import db from '@adonisjs/lucid/services/db'
 import { QueueService } from '#core/services/queue_service'
 import type { BookMessageCreated, BookMessageDeleted, BookUpdated } from '#plugins/books/events'
+import { BookService } from '#plugins/books/services/book_service'
 import { MessageWriter } from '#plugins/books/services/message_writer'
 import type { RowsChanged } from '#plugins/tables/events'
 import { ValuesService } from '#plugins/tables/services/values_service'
@@ -36,6 +37,7 @@ export class MediaLifecycle {
     private store: MediaStore,
     private derivatives: DerivativeService,
     private messages: MessageWriter,
+    private books: BookService,
     private values: ValuesService,
     private queue: QueueService
   ) {}
@@ -50,7 +52,7 @@ export class MediaLifecycle {
 
   async onBookUpdated(event: Pick<BookUpdated, 'book' | 'changes'>) {
     if (!event.changes.includes('deleted')) return
-    await this.retire((query) => query.where('book_id', event.book.id))
+    await this.retire((query) => query.where('book_id', event.book.id), { bookGone: true })
   }
 
   async onRowsChanged(event: RowsChanged) {
@@ -144,6 +146,11 @@ export class MediaLifecycle {
     await this.messages.setAttachments(smid, {
       medias: medias.map((entry) => ({ ...entry, ...(renamed.get(entry?.uuid) ?? {}) })),
     })
+    // As an upload would: a copied image becomes the target book's lastMedia.
+    if (originals.some((file) => file.kind === 'image')) {
+      const newest = await this.media.lastImage(event.book.id)
+      if (newest) await this.books.setLastMedia(event.book.id, Number(newest.id))
+    }
   }
 
   // ---- retiring and purging -------------------------------------------------------
@@ -152,12 +159,17 @@ export class MediaLifecycle {
    * Marks the files `where` selects deleted (from now on no URL serves them)
    * and queues the removal of their bytes. Answers the ids.
    */
-  async retire(where: (query: any) => any): Promise<number[]> {
+  async retire(
+    where: (query: any) => any,
+    options: { bookGone?: boolean } = {}
+  ): Promise<number[]> {
     const files = (await where(db.from('media_files').where('del', false)).select(
       'id',
       'uuid',
-      'intern_name'
-    )) as Pick<MediaFile, 'id' | 'uuid' | 'intern_name'>[]
+      'intern_name',
+      'kind',
+      'book_id'
+    )) as Pick<MediaFile, 'id' | 'uuid' | 'intern_name' | 'kind' | 'book_id'>[]
     if (files.length === 0) return []
     const ids = files.map((file) => Number(file.id))
     for (let at = 0; at < ids.length; at += PURGE_BATCH) {
@@ -166,7 +178,27 @@ export class MediaLifecycle {
       await this.queue.dispatch('media.purge', { ids: part } satisfies PurgeJob)
     }
     this.media.forget(files.flatMap((file) => [file.uuid, file.intern_name]))
+    if (!options.bookGone) await this.refreshLastMedia(files)
     return ids
+  }
+
+  /**
+   * A book's lastMedia is its newest image: when a retired image may have
+   * been it (no live image of the book is newer), the newest live one (or 0)
+   * takes its place, announced as a book update.
+   */
+  private async refreshLastMedia(files: Pick<MediaFile, 'id' | 'kind' | 'book_id'>[]) {
+    const newestRetired = new Map<number, number>()
+    for (const file of files) {
+      if (file.kind !== 'image' || file.book_id === null) continue
+      const bookId = Number(file.book_id)
+      newestRetired.set(bookId, Math.max(newestRetired.get(bookId) ?? 0, Number(file.id)))
+    }
+    for (const [bookId, retiredId] of newestRetired) {
+      const latest = await this.media.lastImage(bookId)
+      if (latest && Number(latest.id) > retiredId) continue
+      await this.books.setLastMedia(bookId, latest ? Number(latest.id) : 0)
+    }
   }
 
   /**

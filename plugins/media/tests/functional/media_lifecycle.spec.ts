@@ -86,7 +86,12 @@ test.group('files follow what holds them', () => {
     const stored = await storedPaths(image)
     assert.isAbove(stored.length, 1, 'original and tb on the disk')
 
+    const lastMedia = async () => ok(await call('getBookInfo', base)).book.lastMedia
+    assert.equal(await lastMedia(), image.id)
+
     ok(await call('deleteMsg', { ...base, msg_id: smid }))
+    // The book's last image is gone with it.
+    assert.equal(await lastMedia(), 0)
 
     for (const file of [image, doc]) {
       const after = await statuses(book, file, smid)
@@ -129,6 +134,8 @@ test.group('files follow what holds them', () => {
     assert.notEqual(copy.medias[0].internName, image.internName)
     assert.equal(copy.medias[0].originName, 'p.jpg')
     const copiedImage = copy.medias[0]
+    const targetInfo = ok(await call('getBookInfo', { b_o: target.b_o, b_c: target.b_c })).book
+    assert.equal(targetInfo.lastMedia, copiedImage.id)
 
     // Move the original too (a copy, then the original deleted).
     const moved = ok(
