@@ -56,10 +56,18 @@ export class MediaLifecycle {
   }
 
   async onRowsChanged(event: RowsChanged) {
-    if (event.deleted.length > 0)
-      await this.retire((query) => query.where('purpose', 'cell').whereIn('row_id', event.deleted))
-    if (event.modified.length > 0 && event.fieldIds.length > 0)
-      await this.reconcileCells(event.categoryId, event.modified, event.fieldIds)
+    // In parts: SQLite caps the parameters of one statement.
+    for (let at = 0; at < event.deleted.length; at += PURGE_BATCH) {
+      const part = event.deleted.slice(at, at + PURGE_BATCH)
+      await this.retire((query) => query.where('purpose', 'cell').whereIn('row_id', part))
+    }
+    if (event.fieldIds.length === 0) return
+    for (let at = 0; at < event.modified.length; at += PURGE_BATCH)
+      await this.reconcileCells(
+        event.categoryId,
+        event.modified.slice(at, at + PURGE_BATCH),
+        event.fieldIds
+      )
   }
 
   /**
