@@ -122,4 +122,6 @@ export default await Env.create(new URL('../', import.meta.url), {
   MEDIA_TUS_EXPIRY_HOURS: Env.schema.number.optional(),
   /** Memory kept for small files served by the /dbi URLs (thumbnails), in MiB; 0 turns it off. */
   MEDIA_MEMORY_CACHE_MB: Env.schema.number.optional(),
+  /** How long an instance trusts a file row looked up by name, in seconds (default 5). */
+  MEDIA_NAME_CACHE_SECONDS: Env.schema.number.optional(),
 })

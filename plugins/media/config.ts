@@ -35,6 +35,12 @@ const mediaConfig = {
    */
   memoryCacheBytes: env.get('MEDIA_MEMORY_CACHE_MB', 64) * 1024 * 1024,
   memoryCacheLargest: 256 * 1024,
+  /**
+   * How long an instance trusts a file row it looked up by name (the open
+   * /dbi/in URLs). A deletion clears it at once on the instance that made it
+   * and, through the hub's channel (Redis), on the others.
+   */
+  nameCacheMs: env.get('MEDIA_NAME_CACHE_SECONDS', 5) * 1000,
   /** Derivative sizes (spec 8): longest side in pixels. `full` is the original. */
   sizes: { norm: 1500, cover: 400, tb: 150 } as Record<string, number>,
 }

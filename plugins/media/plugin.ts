@@ -18,6 +18,8 @@ export default definePlugin({
   jobs: {
     'media.purge': () => import('./jobs/purge.js'),
   },
+  // Deletions reach the other instances' caches of file rows (socket/realtime.ts).
+  realtime: () => import('./socket/realtime.js'),
   routes: () => import('./routes.js'),
   provider: () => import('./provider.js'),
 })

@@ -62,6 +62,12 @@ export default class MediaProvider {
       guarded("retiring a deleted book's files", (service, event) => service.onBookUpdated(event))
     )
     emitter.on(
+      'tables:fields_deleted',
+      guarded('retiring files of deleted fields and tables', (service, event) =>
+        service.onFieldsDeleted(event)
+      )
+    )
+    emitter.on(
       'tables:rows_changed',
       guarded('retiring files of rows and cells', (service, event) => service.onRowsChanged(event))
     )

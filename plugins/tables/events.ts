@@ -1,6 +1,7 @@
 /**
  * Events of the tables plugin, emitted after commit. Webhooks and the
- * realtime socket consume `tables:rows_changed`.
+ * realtime socket consume `tables:rows_changed`; the media plugin both (files
+ * of deleted rows, cells, fields and tables).
  */
 export interface RowsChanged {
   bookId: number
@@ -22,8 +23,18 @@ export interface RowsChanged {
   source: 'api' | 'socket'
 }
 
+/** A table or a field was deleted (deleteTable, deleteField), after commit: its cells are gone. */
+export interface FieldsDeleted {
+  categoryId: number
+  /** Every field whose values went: the one field, or all the table's. */
+  fieldIds: number[]
+  /** True when the whole table went. */
+  table: boolean
+}
+
 declare module '@adonisjs/core/types' {
   interface EventsList {
+    'tables:fields_deleted': FieldsDeleted
     'tables:rows_changed': RowsChanged
   }
 }

@@ -1,16 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import type { Logger } from '@adonisjs/core/logger'
+import emitter from '@adonisjs/core/services/emitter'
 import db from '@adonisjs/lucid/services/db'
 import { QueueService } from '#core/services/queue_service'
 import type { BookMessageCreated, BookMessageDeleted, BookUpdated } from '#plugins/books/events'
 import { BookService } from '#plugins/books/services/book_service'
 import { MessageWriter } from '#plugins/books/services/message_writer'
-import type { RowsChanged } from '#plugins/tables/events'
+import type { FieldsDeleted, RowsChanged } from '#plugins/tables/events'
 import { ValuesService } from '#plugins/tables/services/values_service'
 import { DerivativeService } from './derivative_service.js'
 import { MediaService, type MediaFile } from './media_service.js'
 import { MediaStore } from './media_store.js'
+import '../events.js'
 
 /** The `media.purge` job's payload: files already marked deleted whose bytes go. */
 export interface PurgeJob {
@@ -53,6 +55,14 @@ export class MediaLifecycle {
   async onBookUpdated(event: Pick<BookUpdated, 'book' | 'changes'>) {
     if (!event.changes.includes('deleted')) return
     await this.retire((query) => query.where('book_id', event.book.id), { bookGone: true })
+  }
+
+  /** A deleted field or table: the files of its cells. */
+  async onFieldsDeleted(event: Pick<FieldsDeleted, 'fieldIds'>) {
+    for (let at = 0; at < event.fieldIds.length; at += PURGE_BATCH) {
+      const part = event.fieldIds.slice(at, at + PURGE_BATCH)
+      await this.retire((query) => query.where('purpose', 'cell').whereIn('field_id', part))
+    }
   }
 
   async onRowsChanged(event: RowsChanged) {
@@ -185,7 +195,9 @@ export class MediaLifecycle {
       await db.from('media_files').whereIn('id', part).update({ del: true })
       await this.queue.dispatch('media.purge', { ids: part } satisfies PurgeJob)
     }
-    this.media.forget(files.flatMap((file) => [file.uuid, file.intern_name]))
+    const names = files.flatMap((file) => [file.uuid, file.intern_name])
+    this.media.forget(names)
+    emitter.emit('media:files_retired', { names })
     if (!options.bookGone) await this.refreshLastMedia(files)
     return ids
   }

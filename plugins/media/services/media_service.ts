@@ -78,8 +78,6 @@ export function urlName(file: { origin_name: string; ext: string }) {
   return cleaned === '' ? `file.${file.ext}` : cleaned.slice(0, 100)
 }
 
-const ROW_CACHE_MS = 5000
-
 /**
  * Uploads and stored files: storage under server-made names, content
  * sniffing and limits, attachment to messages (through the books plugin's
@@ -431,7 +429,7 @@ export class MediaService {
   async byName(name: string): Promise<MediaFile | null> {
     if (!/^[\w.-]{8,80}$/.test(name)) return null
     const cached = this.byNameCache.get(name)
-    if (cached && Date.now() - cached.at < ROW_CACHE_MS) return cached.row
+    if (cached && Date.now() - cached.at < mediaConfig.nameCacheMs) return cached.row
     const column = /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(name) ? 'uuid' : 'intern_name'
     const row = (await db
       .from('media_files')

@@ -1,4 +1,5 @@
 import { inject } from '@adonisjs/core'
+import emitter from '@adonisjs/core/services/emitter'
 import db from '@adonisjs/lucid/services/db'
 import { randomBytes } from 'node:crypto'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -26,6 +27,7 @@ import {
   type FilterSpec,
 } from '../lib/filter_compiler.js'
 import { parseFormula } from '../lib/formula.js'
+import '../events.js'
 import { MetaService, toField, type CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
 import { RowWriter } from './row_writer.js'
@@ -293,6 +295,11 @@ export class StructureService {
     })
     this.meta.invalidate(category.id)
     await this.schema.dropRowTable(category.id, category.fields)
+    await emitter.emit('tables:fields_deleted', {
+      categoryId: category.id,
+      fieldIds: category.fields.map((field) => field.id),
+      table: true,
+    })
   }
 
   private async assertFreeCode(
@@ -638,6 +645,11 @@ export class StructureService {
       await this.bump(trx, category.id, stamp)
     })
     await this.schema.dropField(category.id, field)
+    await emitter.emit('tables:fields_deleted', {
+      categoryId: category.id,
+      fieldIds: [field.id],
+      table: false,
+    })
   }
 
   // ---- views --------------------------------------------------------------

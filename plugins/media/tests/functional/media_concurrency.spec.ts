@@ -4,7 +4,7 @@ import { startQuire, type QuireProcess } from '../../../../bench/lib/quire_proce
 import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
 import { hasRedis, onMysql } from '#tests/helpers/database'
 import { serverUrl } from '#tests/helpers/server'
-import { files, upload } from '../helpers/media.js'
+import { files, statusAt, upload } from '../helpers/media.js'
 
 const NEEDS = 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)'
 const UPLOADS = 12
@@ -17,7 +17,14 @@ const UPLOADS = 12
 test.group('concurrent uploads across two instances', (group) => {
   let second: QuireProcess | null = null
   group.setup(async () => {
-    if (onMysql() && hasRedis()) second = await startQuire({ ...process.env, LOG_LEVEL: 'warn' })
+    // The second instance trusts a file row it looked up for 10 minutes: only the hub's signal
+    // can make it forget a file deleted through this one in time.
+    if (onMysql() && hasRedis())
+      second = await startQuire({
+        ...process.env,
+        LOG_LEVEL: 'warn',
+        MEDIA_NAME_CACHE_SECONDS: '600',
+      })
   })
   group.teardown(async () => {
     await second?.stop()
@@ -114,5 +121,35 @@ test.group('concurrent uploads across two instances', (group) => {
     // None of them was taken for a file removed from the cell.
     const live = await db.from('media_files').where('row_id', rowId).where('del', false)
     assert.lengthOf(live, UPLOADS + 1)
+  }).skip(!(onMysql() && hasRedis()), NEEDS)
+
+  test('a file deleted through one instance is no longer served by the other', async ({
+    assert,
+  }) => {
+    const book = await makeBook()
+    const call = caller(book.session)
+    const base = { b_o: book.b_o, b_c: book.b_c }
+    const smid = ok(await call('sendMsg', { ...base, msg: 'soon gone' })).createMessageId
+    const image = ok(
+      await upload(
+        book.session,
+        { ...base, smid },
+        { bytes: await files.png(64, 64), name: 'a.png' }
+      )
+    )
+    const paths = [`/live/dbi/in/full/${image.uuid}`, `/live/dbi/in/tb/${image.internName}`]
+    // The second instance has looked the file up (and holds its row and its bytes).
+    for (const path of paths) assert.equal(await statusAt(path, {}, second!.url), 200)
+    ok(await call('deleteMsg', { ...base, msg_id: smid }))
+    for (const path of paths) assert.equal(await statusAt(path), 404)
+    // The signal travels through Redis: wait for it (without it the row stays trusted 10 minutes).
+    const deadline = Date.now() + 60_000
+    let statuses: number[] = []
+    while (Date.now() < deadline) {
+      statuses = await Promise.all(paths.map((path) => statusAt(path, {}, second!.url)))
+      if (statuses.every((status) => status === 404)) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    assert.deepEqual(statuses, [404, 404])
   }).skip(!(onMysql() && hasRedis()), NEEDS)
 })

@@ -230,6 +230,46 @@ test.group('files follow what holds them', () => {
     assert.equal(await statusAt(`/live/dbi/in/full/${second.uuid}`), 200)
   })
 
+  test('a deleted field and a deleted table: the files of their cells answer 404 and go', async ({
+    assert,
+  }) => {
+    const book = await makeBook()
+    const call = caller(book.session)
+    const base = { b_o: book.b_o, b_c: book.b_c }
+    const table = ok(await call('createTable', { ...base, name: 'Albums', code: 'albums' }))
+    const field = (name: string) =>
+      call('createField', { b_o: book.b_o, catId: table.catId, name, type: 'files' })
+    const photos = ok(await field('Photos')).fieldId
+    const scans = ok(await field('Scans')).fieldId
+    const photo = ok(
+      await upload(
+        book.session,
+        { rowId: 'tmpP', fieldId: photos },
+        { bytes: await files.png(), name: 'p.png' }
+      )
+    )
+    const scan = ok(
+      await upload(
+        book.session,
+        { rowId: photo.row_id, fieldId: scans },
+        { bytes: files.pdf(), name: 's.pdf' }
+      )
+    )
+    assert200(await statusAt(`/live/dbi/in/tb/${photo.uuid}`))
+
+    ok(await call('deleteField', { b_o: book.b_o, fieldId: photos }))
+    const gone = await statuses(book, photo)
+    assert.deepEqual(gone, all(gone, 404))
+    await purged(photo)
+    const kept = await statuses(book, scan)
+    assert.deepEqual(kept, all(kept, 200))
+
+    ok(await call('deleteTable', { b_o: book.b_o, catId: table.catId }))
+    const after = await statuses(book, scan)
+    assert.deepEqual(after, all(after, 404))
+    await purged(scan)
+  })
+
   test('a deleted book: every file of it answers 404 and its bytes go', async ({ assert }) => {
     const { book, smid, image, doc } = await messageWithFiles()
     const books = await app.container.make(BookService)

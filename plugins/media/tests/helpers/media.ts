@@ -76,9 +76,10 @@ export async function fetchPath(
     method?: string
     headers?: Record<string, string>
     form?: boolean
-  } = {}
+  } = {},
+  origin = serverUrl()
 ) {
-  let url = `${serverUrl()}${path}`
+  let url = `${origin}${path}`
   const init: RequestInit = { method: options.method ?? 'GET', headers: options.headers }
   if (options.session) {
     const params = new URLSearchParams({
@@ -122,7 +123,11 @@ export async function widthOf(bytes: Buffer) {
 }
 
 /** The HTTP status of a path. */
-export async function statusAt(path: string, options: Parameters<typeof fetchPath>[1] = {}) {
-  const answer = await fetchPath(path, options)
+export async function statusAt(
+  path: string,
+  options: Parameters<typeof fetchPath>[1] = {},
+  origin = serverUrl()
+) {
+  const answer = await fetchPath(path, options, origin)
   return answer.status
 }
