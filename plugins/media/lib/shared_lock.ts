@@ -4,7 +4,36 @@ import { KeyedLock } from './keyed_lock.js'
 /** How long an attach waits for another instance's attach to the same list (seconds). */
 const WAIT_SECONDS = 60
 
+/**
+ * Named locks held at once by this process. Each holds a pooled connection
+ * while its task needs others: unbounded, 20 uploads to 20 messages would
+ * take the whole pool (20) for locks and wait forever for a connection to
+ * write with. Beyond this many, attaches queue in the process.
+ */
+const MAX_HELD = 4
+
 export class LockTimeoutError extends Error {}
+
+/** At most `limit` tasks at a time; the others wait their turn, first come first served. */
+class Semaphore {
+  private active = 0
+  private waiting: (() => void)[] = []
+
+  constructor(private limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve))
+    else this.active++
+    try {
+      return await task()
+    } finally {
+      // The slot passes straight to the next waiter (active stays the same), or is freed.
+      const next = this.waiting.shift()
+      if (next) next()
+      else this.active--
+    }
+  }
+}
 
 /**
  * Runs tasks with the same key one after another, in this process and across
@@ -20,12 +49,15 @@ export class LockTimeoutError extends Error {}
  */
 export class SharedLock {
   private local = new KeyedLock()
+  private held = new Semaphore(MAX_HELD)
 
   constructor(private prefix: string) {}
 
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     return this.local.run(key, () =>
-      db.primaryConnectionName === 'mysql' ? this.acrossInstances(key, task) : task()
+      db.primaryConnectionName === 'mysql'
+        ? this.held.run(() => this.acrossInstances(key, task))
+        : task()
     )
   }
 

@@ -123,6 +123,28 @@ test.group('concurrent uploads across two instances', (group) => {
     assert.lengthOf(live, UPLOADS + 1)
   }).skip(!(onMysql() && hasRedis()), NEEDS)
 
+  test('uploads to more messages at once than the pool has connections all attach', async ({
+    assert,
+  }) => {
+    // Each attach to a message holds a named lock on a pooled connection (20 in the pool):
+    // 30 at once must queue for locks rather than take every connection and wait forever.
+    const book = await makeBook()
+    const call = caller(book.session)
+    const base = { b_o: book.b_o, b_c: book.b_c }
+    const smids: number[] = []
+    for (let index = 0; index < 30; index++)
+      smids.push(ok(await call('sendMsg', { ...base, msg: `m${index}` })).createMessageId)
+    const answers = await Promise.all(
+      smids.map((smid, index) =>
+        upload(book.session, { ...base, smid }, { bytes: files.pdf(), name: `${index}.pdf` })
+      )
+    )
+    for (const answer of answers) assert.equal(answer.status, 'ok', JSON.stringify(answer))
+    const messages = ok(await call('getBookMessages', { ...base, nbMax: 50 })).bookMessages
+    for (const smid of smids)
+      assert.lengthOf(messages.find((message: any) => message.smid === smid).medias, 1)
+  }).skip(!(onMysql() && hasRedis()), NEEDS)
+
   test('a file deleted through one instance is no longer served by the other', async ({
     assert,
   }) => {
