@@ -19,28 +19,41 @@ const fsRoot = (() => {
 
 const disk = env.get('MEDIA_DISK', 'fs')
 
+/**
+ * The S3 client, made here rather than by the driver so that the media
+ * plugin can ask for byte ranges (GetObject with Range: a seek in a video
+ * reads only what it plays). Only when chosen: the AWS SDK is an optional
+ * install.
+ */
+const s3Sdk = disk === 's3' ? await import('@aws-sdk/client-s3') : null
+const s3Client = s3Sdk
+  ? new s3Sdk.S3Client({
+      credentials: {
+        accessKeyId: env.get('MEDIA_S3_KEY', ''),
+        secretAccessKey: env.get('MEDIA_S3_SECRET', ''),
+      },
+      region: env.get('MEDIA_S3_REGION', 'us-east-1'),
+      endpoint: env.get('MEDIA_S3_ENDPOINT'),
+      forcePathStyle: env.get('MEDIA_S3_PATH_STYLE', true),
+      // Checksums only where S3 requires them: newer SDKs otherwise send every upload
+      // aws-chunked with a trailing checksum, which S3-compatible stores that do not
+      // decode that encoding (s3rver, older MinIO) keep as part of the file's bytes.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    })
+  : null
+
 const driveConfig = defineConfig({
   default: disk,
   services: {
     fs: services.fs({ location: fsRoot, serveFiles: false, visibility: 'private' }),
     // Only configured when chosen: its driver needs the AWS SDK, an optional install.
-    ...(disk === 's3'
+    ...(s3Client
       ? {
           s3: services.s3({
-            credentials: {
-              accessKeyId: env.get('MEDIA_S3_KEY', ''),
-              secretAccessKey: env.get('MEDIA_S3_SECRET', ''),
-            },
-            region: env.get('MEDIA_S3_REGION', 'us-east-1'),
+            client: s3Client,
             bucket: env.get('MEDIA_S3_BUCKET', ''),
-            endpoint: env.get('MEDIA_S3_ENDPOINT'),
-            forcePathStyle: env.get('MEDIA_S3_PATH_STYLE', true),
             visibility: 'private',
-            // Checksums only where S3 requires them: newer SDKs otherwise send every upload
-            // aws-chunked with a trailing checksum, which S3-compatible stores that do not
-            // decode that encoding (s3rver, older MinIO) keep as part of the file's bytes.
-            requestChecksumCalculation: 'WHEN_REQUIRED',
-            responseChecksumValidation: 'WHEN_REQUIRED',
           }),
         }
       : {}),

@@ -107,9 +107,23 @@ export class MediaStore {
   async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
     const path = this.localPath(key)
     if (path !== null) return createReadStream(path, range)
-    const stream = await this.disk.getStream(key)
-    if (!range) return stream
+    if (!range) return this.disk.getStream(key)
+    // An S3 disk: only the range is fetched (GetObject with Range).
+    const driver = this.disk.driver as { options?: { client?: unknown; bucket?: string } }
+    const client = driver.options?.client as { send(command: unknown): Promise<any> } | undefined
+    if (client && driver.options?.bucket !== undefined) {
+      const { GetObjectCommand } = await import('@aws-sdk/client-s3')
+      const answer = await client.send(
+        new GetObjectCommand({
+          Bucket: driver.options.bucket,
+          Key: key,
+          Range: `bytes=${range.start}-${range.end}`,
+        })
+      )
+      return answer.Body as Readable
+    }
     // Other disks stream from the start; the bytes before the range are skipped.
+    const stream = await this.disk.getStream(key)
     const { Transform } = await import('node:stream')
     let offset = 0
     return stream.pipe(

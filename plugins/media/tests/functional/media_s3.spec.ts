@@ -129,6 +129,25 @@ test.group('the s3 disk (MEDIA_DISK=s3, against s3rver)', (group) => {
     const tail = await get(`/live/dbi/in/full/${answer.uuid}`, { Range: 'bytes=-100' })
     assert.deepEqual(tail.bytes, bytes.subarray(bytes.length - 100))
 
+    // Above the memory cache's 256 KiB: the range is asked of the bucket (GetObject Range).
+    const video = files.mp4(400_000)
+    video.fill(0x42, 300_000)
+    const long = ok(
+      await upload(
+        book.session,
+        { ...base, smid },
+        { bytes: video, name: 'long.mp4' },
+        'fileUpload',
+        quire.url
+      )
+    )
+    const seek = await get(`/live/dbi/in/full/${long.uuid}`, { Range: 'bytes=299990-300009' })
+    assert.equal(seek.status, 206)
+    assert.equal(seek.headers.get('content-range'), `bytes 299990-300009/${video.length}`)
+    assert.deepEqual(seek.bytes, video.subarray(299_990, 300_010))
+    const end = await get(`/live/dbi/in/full/${long.uuid}`, { Range: 'bytes=-10' })
+    assert.deepEqual(end.bytes, video.subarray(video.length - 10))
+
     for (const [size, width] of [
       ['tb', 150],
       ['cover', 400],
