@@ -10,7 +10,7 @@ import { MessageWriter } from '#plugins/books/services/message_writer'
 import type { FieldsDeleted, RowsChanged } from '#plugins/tables/events'
 import { ValuesService } from '#plugins/tables/services/values_service'
 import { DerivativeService } from './derivative_service.js'
-import { MediaService, type MediaFile } from './media_service.js'
+import { MediaService, parseList, type MediaFile } from './media_service.js'
 import { MediaStore } from './media_store.js'
 import '../events.js'
 
@@ -247,16 +247,5 @@ export class MediaLifecycle {
       logger?.debug({ id: file.id }, 'media file purged')
     }
     return { purged: files.length }
-  }
-}
-
-function parseList(value: unknown): any[] {
-  if (Array.isArray(value)) return [...value]
-  if (typeof value !== 'string' || value.trim() === '') return []
-  try {
-    const parsed = JSON.parse(value)
-    return Array.isArray(parsed) ? parsed : []
-  } catch {
-    return []
   }
 }

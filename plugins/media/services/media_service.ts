@@ -495,7 +495,8 @@ export class MediaService {
   }
 }
 
-function parseList(value: unknown): any[] {
+/** A JSON list held as text or as an array (medias, a file cell's value); anything else is empty. */
+export function parseList(value: unknown): any[] {
   if (Array.isArray(value)) return [...value]
   if (typeof value !== 'string' || value.trim() === '') return []
   try {

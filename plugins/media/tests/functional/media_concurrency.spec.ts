@@ -4,7 +4,7 @@ import { startQuire, type QuireProcess } from '../../../../bench/lib/quire_proce
 import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
 import { hasRedis, onMysql } from '#tests/helpers/database'
 import { serverUrl } from '#tests/helpers/server'
-import { files, statusAt, upload } from '../helpers/media.js'
+import { cellValue, files, filesTable, statusAt, upload } from '../helpers/media.js'
 
 const NEEDS = 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)'
 const UPLOADS = 12
@@ -79,13 +79,7 @@ test.group('concurrent uploads across two instances', (group) => {
     assert,
   }) => {
     const book = await makeBook()
-    const call = caller(book.session)
-    const table = ok(
-      await call('createTable', { b_o: book.b_o, b_c: book.b_c, name: 'T', code: 't' })
-    )
-    const fieldId = ok(
-      await call('createField', { b_o: book.b_o, catId: table.catId, name: 'F', type: 'files' })
-    ).fieldId
+    const { catId, fieldId } = await filesTable(book)
     const first = ok(
       await upload(
         book.session,
@@ -106,14 +100,7 @@ test.group('concurrent uploads across two instances', (group) => {
       )
     )
     for (const answer of answers) assert.equal(answer.status, 'ok', JSON.stringify(answer))
-    const cell = ok(
-      await call('getTableValueSubset', {
-        b_o: book.b_o,
-        catId: table.catId,
-        fieldIds: String(fieldId),
-        rowIds: String(rowId),
-      })
-    ).tableValues[0][0]
+    const cell = await cellValue(book, catId, fieldId, rowId)
     assert.sameMembers(
       cell.map((item: any) => item.uuid),
       [first, ...answers].map((answer) => answer.uuid)

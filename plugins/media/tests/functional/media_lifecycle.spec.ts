@@ -7,7 +7,7 @@ import { MediaStore } from '#plugins/media/services/media_store'
 import { DerivativeService } from '#plugins/media/services/derivative_service'
 import { caller, eventually, makeBook, ok, ownerActor } from '#plugins/tables/tests/helpers/tables'
 import type { Session } from '#tests/helpers/users'
-import { fetchPath, files, statusAt, upload } from '../helpers/media.js'
+import { cellValue, fetchPath, files, filesTable, statusAt, upload } from '../helpers/media.js'
 
 type Book = Awaited<ReturnType<typeof makeBook>>
 type Answer = Record<string, any>
@@ -173,11 +173,7 @@ test.group('files follow what holds them', () => {
   }) => {
     const book = await makeBook()
     const call = caller(book.session)
-    const base = { b_o: book.b_o, b_c: book.b_c }
-    const table = ok(await call('createTable', { ...base, name: 'Docs', code: 'docs' }))
-    const fieldId = ok(
-      await call('createField', { b_o: book.b_o, catId: table.catId, name: 'Files', type: 'files' })
-    ).fieldId
+    const { catId, fieldId } = await filesTable(book)
     const first = ok(
       await upload(
         book.session,
@@ -199,14 +195,7 @@ test.group('files follow what holds them', () => {
     assert200(await statusAt(`/live/dbi/in/tb/${first.uuid}`))
 
     // The cell's value replaced by a list without the first file.
-    const cell = ok(
-      await call('getTableValueSubset', {
-        b_o: book.b_o,
-        catId: table.catId,
-        fieldIds: String(fieldId),
-        rowIds: String(rowId),
-      })
-    ).tableValues[0][0]
+    const cell = await cellValue(book, catId, fieldId, rowId)
     assert.lengthOf(cell, 2)
     ok(
       await call('updateTableValue', {

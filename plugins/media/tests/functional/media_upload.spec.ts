@@ -2,7 +2,15 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
 import mediaConfig from '#plugins/media/config'
-import { dimensions, errorOf, fetchPath, files, upload } from '../helpers/media.js'
+import {
+  cellValue,
+  dimensions,
+  errorOf,
+  fetchPath,
+  files,
+  filesTable,
+  upload,
+} from '../helpers/media.js'
 
 /** A book with an owner and a reader, and one message of the owner. */
 async function fixture() {
@@ -205,15 +213,11 @@ test.group('fileUpload to a file cell', () => {
   test('appends to the cell, works out the book, answers the cell fields', async ({ assert }) => {
     const book = await makeBook()
     const call = caller(book.session)
-    const base = { b_o: book.b_o, b_c: book.b_c }
-    const table = ok(await call('createTable', { ...base, name: 'Docs', code: 'docs' }))
-    const fieldId = ok(
-      await call('createField', { b_o: book.b_o, catId: table.catId, name: 'Files', type: 'files' })
-    ).fieldId
+    const { catId, fieldId } = await filesTable(book)
     const textField = ok(
       await call('createField', {
         b_o: book.b_o,
-        catId: table.catId,
+        catId,
         name: 'Title',
         type: 'shorttext',
       })
@@ -246,15 +250,7 @@ test.group('fileUpload to a file cell', () => {
     )
     assert.equal(second.status, 'ok', JSON.stringify(second))
 
-    const subset = ok(
-      await call('getTableValueSubset', {
-        b_o: book.b_o,
-        catId: table.catId,
-        fieldIds: String(fieldId),
-        rowIds: String(rowId),
-      })
-    )
-    const cell = subset.tableValues[0][0]
+    const cell = await cellValue(book, catId, fieldId, rowId)
     assert.deepEqual(
       cell.map((file: any) => [file.uuid, file.type, file.name]),
       [

@@ -1,4 +1,5 @@
 import sharp from 'sharp'
+import { caller, ok, type makeBook } from '#plugins/tables/tests/helpers/tables'
 import { serverUrl } from '#tests/helpers/server'
 import type { Session } from '#tests/helpers/users'
 
@@ -130,4 +131,32 @@ export async function statusAt(
 ) {
   const answer = await fetchPath(path, options, origin)
   return answer.status
+}
+
+/** A table of the book with one files field: its catId and fieldId. */
+export async function filesTable(book: Awaited<ReturnType<typeof makeBook>>, name = 'Docs') {
+  const call = caller(book.session)
+  const table = ok(await call('createTable', { b_o: book.b_o, b_c: book.b_c, name, code: 'docs' }))
+  const field = ok(
+    await call('createField', { b_o: book.b_o, catId: table.catId, name: 'Files', type: 'files' })
+  )
+  return { catId: Number(table.catId), fieldId: Number(field.fieldId) }
+}
+
+/** The value of one file cell, as getTableValueSubset answers it. */
+export async function cellValue(
+  book: Awaited<ReturnType<typeof makeBook>>,
+  catId: number,
+  fieldId: number,
+  rowId: number
+) {
+  const subset = ok(
+    await caller(book.session)('getTableValueSubset', {
+      b_o: book.b_o,
+      catId,
+      fieldIds: String(fieldId),
+      rowIds: String(rowId),
+    })
+  )
+  return subset.tableValues[0][0]
 }
