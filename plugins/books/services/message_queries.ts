@@ -54,6 +54,15 @@ export class MessageQueries {
    * within smidFirst/smidLast; with sstamp, every message of the smid range
    * changed after it (deleted ones included) is added without paging.
    */
+  /** How many live messages the book has (matching `search` as list's search does). */
+  async count(bookId: number, search?: string) {
+    const query = db.from(TABLES.messages).where('book_id', bookId).where('del', false)
+    const text = search?.trim() ?? ''
+    if (text) query.whereRaw(LIKE, [likePattern(text)])
+    const row = await query.count('* as total').first()
+    return Number(row?.total ?? 0)
+  }
+
   async list(book: BookRef, query: MessageQuery) {
     const nbMax = Math.min(query.nbMax || booksConfig.defaultPageSize, booksConfig.maxPageSize)
     const page = Math.max(1, query.page ?? 1)

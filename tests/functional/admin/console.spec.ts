@@ -437,14 +437,20 @@ test.group('admin console: pages and their props', (group) => {
     const firstPage = await propsOf(client, `/admin/books/${book.id}`)
     assert.lengthOf(firstPage.messages.items, 20)
     assert.equal(firstPage.messages.items[0].msg, 'message 24')
-    assert.isTrue(firstPage.messages.more)
+    assert.equal(firstPage.messages.total, 25)
     const second = await propsOf(client, `/admin/books/${book.id}?page=2`)
     assert.lengthOf(second.messages.items, 5)
-    assert.isFalse(second.messages.more)
+    assert.equal(second.messages.page, 2)
+    // Past the last page: the last page.
+    const beyond = await propsOf(client, `/admin/books/${book.id}?page=9`)
+    assert.equal(beyond.messages.page, 2)
+    assert.lengthOf(beyond.messages.items, 5)
     const searched = await propsOf(client, `/admin/books/${book.id}?search=message%201`)
     assert.isTrue(
       searched.messages.items.every((message: any) => message.msg.startsWith('message 1'))
     )
+    // message 1 and message 10 to 19.
+    assert.equal(searched.messages.total, 11)
 
     const deleted = await client.post(`/admin/books/${book.id}/delete`)
     assert.equal(deleted.location, '/admin/books')

@@ -75,17 +75,16 @@ export default class BooksController {
     })
   }
 
-  /**
-   * A page of the message browser, newest first, through the service behind
-   * getBookMessages; it counts nothing, so the page says whether more follow.
-   */
+  /** A page of the message browser, newest first, through the service behind getBookMessages. */
   private async messagePage(bookId: number, query: PageRequest & { search: string }) {
     const ref = (await this.access.findById(bookId))!
-    const messages = await this.messages.list(ref, {
-      nbMax: query.perPage,
-      page: query.page,
-      search: query.search || undefined,
-    })
+    const search = query.search || undefined
+    const total = await this.messages.count(bookId, search)
+    // A page past the last reads the last one (a list that shrank under the pager).
+    const page = Math.max(1, Math.min(query.page, Math.ceil(total / query.perPage)))
+    const messages = total
+      ? await this.messages.list(ref, { nbMax: query.perPage, page, search })
+      : []
     return {
       items: messages.map((message: any) => ({
         smid: Number(message.smid),
@@ -94,10 +93,10 @@ export default class BooksController {
         created: Number(message.created ?? 0),
         type: message.msgType ?? null,
       })),
-      page: query.page,
+      total,
+      page,
       perPage: query.perPage,
       search: query.search,
-      more: messages.length === query.perPage,
     }
   }
 

@@ -31,13 +31,13 @@ interface Props {
     invite: string
   }>
   rights: Record<string, string>
-  /** Paged on the server: page / search; `more` says whether an older page follows. */
+  /** Paged and searched on the server, newest first. */
   messages: {
     items: { smid: number; u_c: string; msg: string; created: number; type: string | null }[]
+    total: number
     page: number
     perPage: number
     search: string
-    more: boolean
   }
 }
 
