@@ -90,6 +90,8 @@ export class MediaService {
   private locks = new SharedLock(`quire-media:${env.get('DB_DATABASE', 'quire')}`)
   /** uuid/internName -> row: a cached /dbi/in request reads no database. */
   private byNameCache = new Map<string, { row: MediaFile; at: number }>()
+  /** Lookups by name under way (see byName). */
+  private byNameLookups = new Map<string, Promise<MediaFile | null>>()
 
   constructor(
     private store: MediaStore,
@@ -422,25 +424,45 @@ export class MediaService {
 
   /** Drops names from the lookup cache (files just marked deleted). */
   forget(names: string[]) {
-    for (const name of names) this.byNameCache.delete(name)
+    for (const name of names) {
+      this.byNameCache.delete(name)
+      this.byNameLookups.delete(name)
+    }
   }
 
-  /** A live file by uuid or internal name (cached a few seconds: covers are fetched often). */
+  /**
+   * A live file by uuid or internal name, cached a few seconds (covers and
+   * thumbnails are fetched often). Concurrent lookups of one name share one
+   * query: when an entry expires under load, the requests arriving together
+   * do not each ask the database.
+   */
   async byName(name: string): Promise<MediaFile | null> {
     if (!/^[\w.-]{8,80}$/.test(name)) return null
     const cached = this.byNameCache.get(name)
     if (cached && Date.now() - cached.at < mediaConfig.nameCacheMs) return cached.row
-    const column = /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(name) ? 'uuid' : 'intern_name'
-    const row = (await db
-      .from('media_files')
-      .where(column, name)
-      .where('del', false)
-      .first()) as MediaFile | null
-    if (row) {
-      if (this.byNameCache.size > 10_000) this.byNameCache.clear()
-      this.byNameCache.set(name, { row, at: Date.now() })
+    let lookup = this.byNameLookups.get(name)
+    if (!lookup) {
+      const column = /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(name) ? 'uuid' : 'intern_name'
+      const started: Promise<MediaFile | null> = db
+        .from('media_files')
+        .where(column, name)
+        .where('del', false)
+        .first()
+        .then((row: MediaFile | null) => {
+          // Cached only when not forgotten meanwhile (a deletion during the query).
+          if (row && this.byNameLookups.get(name) === started) {
+            if (this.byNameCache.size > 10_000) this.byNameCache.clear()
+            this.byNameCache.set(name, { row, at: Date.now() })
+          }
+          return row ?? null
+        })
+        .finally(() => {
+          if (this.byNameLookups.get(name) === started) this.byNameLookups.delete(name)
+        })
+      lookup = started
+      this.byNameLookups.set(name, lookup)
     }
-    return row ?? null
+    return lookup
   }
 
   async byId(bookId: number, id: number): Promise<MediaFile | null> {
