@@ -23,21 +23,17 @@ const paramsOf = (name?: string) =>
  * Previous / next links of a list paged on the server. They keep every other
  * query parameter of the page (the other lists' pages and searches); with
  * `only`, a visit reloads just those props (an Inertia partial reload).
- * Without a total (`more` says whether a next page exists) it shows no count.
  */
 export function Pager(props: {
   page: number
   perPage: number
-  total?: number
-  more?: boolean
+  total: number
   name?: string
   only?: string[]
 }) {
   const { url } = usePage()
   const param = paramsOf(props.name).page
-  const pages =
-    props.total === undefined ? null : Math.max(1, Math.ceil(props.total / props.perPage))
-  const hasNext = pages === null ? Boolean(props.more) : props.page < pages
+  const pages = Math.max(1, Math.ceil(props.total / props.perPage))
   const link = (page: number, rel: 'prev' | 'next', label: string) => (
     <Link
       href={withQuery(url, { [param]: page > 1 ? page : undefined })}
@@ -57,10 +53,13 @@ export function Pager(props: {
         <span className="muted">‹ Previous</span>
       )}
       <span className="muted">
-        Page {props.page}
-        {pages !== null && ` of ${pages} · ${props.total!.toLocaleString('en')} in all`}
+        Page {props.page} of {pages} · {props.total.toLocaleString('en')} in all
       </span>
-      {hasNext ? link(props.page + 1, 'next', 'Next ›') : <span className="muted">Next ›</span>}
+      {props.page < pages ? (
+        link(props.page + 1, 'next', 'Next ›')
+      ) : (
+        <span className="muted">Next ›</span>
+      )}
     </div>
   )
 }
