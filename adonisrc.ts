@@ -2,6 +2,15 @@ import { defineConfig } from '@adonisjs/core/app'
 
 export default defineConfig({
   /*
+  | Providers shut down in reverse order (and terminating hooks run last-added first), so the
+  | database and Redis close after every provider that uses them: the socket hub, the plugins'
+  | background work and the stamp allocator stop while their connections are still open.
+  */
+  experimental: {
+    shutdownInReverseOrder: true,
+  },
+
+  /*
   | Commands: the framework's, Lucid's, the app's own (commands/) and every
   | enabled plugin's (plugins/<id>/commands), through one loader.
   */

@@ -42,10 +42,6 @@ export default class SocketProvider {
       )
       return this.socket
     })
-    // Terminating hooks run in the order they were added, all before any provider's shutdown.
-    // Added here (the register phase), this one runs before the queue's drain (added at boot)
-    // and the HTTP server's own close (added once it listens): the front door closes first.
-    this.app.terminating(() => this.closeFrontDoor())
   }
 
   /**
@@ -101,6 +97,10 @@ export default class SocketProvider {
   }
 
   async ready() {
+    // Terminating hooks run last-added first (adonisrc: shutdownInReverseOrder), all before any
+    // provider's shutdown. Added here, after the HTTP server's own close (added once it listens)
+    // and the queue's drain (added at boot), this one runs first: the front door closes first.
+    this.app.terminating(() => this.closeFrontDoor())
     const environment = this.app.getEnvironment()
     // Console processes (queue workers, commands) publish their changes to the web instances.
     if (!this.serves && environment !== 'console') return
