@@ -1,5 +1,5 @@
 import type User from '#models/user'
-import { DEFAULT_COLORS, DEFAULT_RIGHTS } from '#core/services/user_service'
+import { DEFAULT_COLORS, DEFAULT_RIGHTS } from '#core/user_defaults'
 
 /** userPrefs keys that are not strings on the wire (2.3); every other key is a string. */
 const BOOLEAN_PREFS = new Set(['slashd', 'openGrand', 'syncWithStorage', 'syncWithHubic'])
