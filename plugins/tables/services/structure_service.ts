@@ -37,6 +37,7 @@ import { validateWire } from '#core/rpc/wire'
 import { asIdList, asList, asObject, flagOr } from '../lib/wire.js'
 import { fieldValidator } from '../validators/params.js'
 import { assertFilterCount, assertRoomFor, settingJson } from '../lib/limits.js'
+import { fixedCodeBase, fixedCodeCandidate } from '../lib/fixed_code.js'
 
 const fixedCode = (prefix: string) => `${prefix}${randomBytes(6).toString('hex')}`
 const unix = () => Math.floor(Date.now() / 1000)
@@ -418,6 +419,9 @@ export class StructureService {
     const options = await this.fieldOptions(category, type, input.options)
     const stored = storageOf({ type, options }) !== 'none' && !SYSTEM_COLUMNS[type]
     const fieldId = await this.stamps.write(async ({ trx, stamp }) => {
+      // Bumped first: the table's row lock makes two fields created at once in one table pick
+      // their fixed codes one after the other.
+      await this.bump(trx, category.id, stamp)
       assertRoomFor(
         'fieldsPerTable',
         await countOf(trx, 'table_fields', 'category_id', category.id)
@@ -431,7 +435,7 @@ export class StructureService {
         category_id: category.id,
         name,
         code: input.code || null,
-        fixed_code: fixedCode('f'),
+        fixed_code: await this.freeFixedCode(trx, category.id, name),
         type,
         order: input.order ?? Number(top?.top ?? 0) + 1,
         description: input.description ?? null,
@@ -445,7 +449,6 @@ export class StructureService {
           .from('table_fields')
           .where('id', id)
           .update({ column_name: `f${id}` })
-      await this.bump(trx, category.id, stamp)
       return Number(id)
     })
     try {
@@ -465,6 +468,26 @@ export class StructureService {
     if (['lookup', 'rollup', 'formula', 'autoincrement'].includes(type))
       await this.fillComputed(category.id, fieldId)
     return fieldId
+  }
+
+  /**
+   * The fixed code a new field named `name` gets (lib/fixed_code.ts): its name's code, suffixed
+   * when another field of the table has it. Each candidate is checked by the database, so a code
+   * its collation deems equal to a taken one (MariaDB compares without case) counts as taken.
+   */
+  private async freeFixedCode(trx: TransactionClientContract, categoryId: number, name: string) {
+    const base = fixedCodeBase(name)
+    // Ends: the candidates differ from each other, and a table holds a bounded number of fields.
+    for (let attempt = 1; ; attempt++) {
+      const candidate = fixedCodeCandidate(base, attempt)
+      const taken = await trx
+        .from('table_fields')
+        .where('category_id', categoryId)
+        .where('fixed_code', candidate)
+        .select('id')
+        .first()
+      if (!taken) return candidate
+    }
   }
 
   /** Computes a new computed column for existing rows (autoincrement: numbered in row order). */

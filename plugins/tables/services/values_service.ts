@@ -259,16 +259,20 @@ export class ValuesService {
       )
   }
 
-  /** Field ids of `code,code,...` (a field's code or fixed code), in that order. */
+  /**
+   * Field ids of `code,code,...` (a field's code or fixed code), in that order. A sync code (the
+   * spec's fieldCodes) wins over another field's fixed code: fixed codes are made from names, so
+   * one field's "notes" may be another's sync code.
+   */
   private fieldIdsOfCodes(category: CategoryMeta, codes: string): number[] {
     return codes
       .split(',')
       .map((code) => code.trim())
       .filter(Boolean)
       .map((code) => {
-        const field = category.fields.find(
-          (candidate) => candidate.code === code || candidate.fixedCode === code
-        )
+        const field =
+          category.fields.find((candidate) => candidate.code === code) ??
+          category.fields.find((candidate) => candidate.fixedCode === code)
         if (!field)
           throw rpcError(
             'INVALID_PARAMETER',
