@@ -18,6 +18,7 @@ const PluginsController = () => import('./controllers/plugins_controller.js')
  */
 export async function registerConsole(router: Router, app: ApplicationService) {
   const middleware = router.named({
+    noStore: () => import('./middleware/no_store_middleware.js'),
     bodyparser: () => import('@adonisjs/core/bodyparser_middleware'),
     session: () => import('@adonisjs/session/session_middleware'),
     shield: () => import('@adonisjs/shield/shield_middleware'),
@@ -70,6 +71,7 @@ export async function registerConsole(router: Router, app: ApplicationService) {
       }
     })
     .use([
+      middleware.noStore(),
       middleware.bodyparser(),
       middleware.session(),
       middleware.shield(),

@@ -49,6 +49,9 @@ export default class SignInController {
       if (ctx.auth.use('web').user?.isAdmin && ctx.session.get(SESSION_KEYS.authSession))
         return ctx.response.redirect('/admin')
     }
+    // Whoever sees the sign-in is signed out (signed out, expired, revoked): the browser drops
+    // the key of the console pages kept in its history, so the back button shows none of them.
+    ctx.inertia.clearHistory()
     const pending = ctx.session.get(SESSION_KEYS.pending) as PendingSignIn | undefined
     return ctx.inertia.render('login', {
       step: pending?.kind ?? 'password',

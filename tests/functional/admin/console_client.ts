@@ -18,8 +18,15 @@ export interface ConsoleAnswer {
   status: number
   location: string | null
   text: string
+  headers: Headers
   /** The Inertia page of an Inertia answer (component and props), when there is one. */
-  page: { component: string; props: Record<string, any>; url: string } | null
+  page: {
+    component: string
+    props: Record<string, any>
+    url: string
+    encryptHistory?: boolean
+    clearHistory?: boolean
+  } | null
 }
 
 /**
@@ -89,7 +96,13 @@ export class ConsoleClient {
       const match = /data-page="([^"]*)"/.exec(text)
       if (match) page = JSON.parse(match[1].replaceAll('&quot;', '"').replaceAll('&amp;', '&'))
     }
-    return { status: response.status, location: response.headers.get('location'), text, page }
+    return {
+      status: response.status,
+      location: response.headers.get('location'),
+      text,
+      headers: response.headers,
+      page,
+    }
   }
 
   get(
