@@ -4,7 +4,9 @@ import { UserService } from '#core/services/user_service'
 import { AccessService } from '#core/services/access_service'
 import { CredentialService } from '#core/services/credential_service'
 import { Dispatcher } from '#core/rpc/dispatcher'
+import { GatewayAuth } from '#core/auth/gateway_auth'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
+import { OutboxService } from '#core/outbox/outbox_service'
 
 /**
  * The kernel's services, as container singletons bound by class: operations,
@@ -22,7 +24,9 @@ export default class QuireProvider {
     this.registerUsers()
     this.registerCredentials()
     this.registerAccess()
+    this.registerGatewayAuth()
     this.registerDispatcher()
+    this.registerOutbox()
   }
 
   private registerStamps() {
@@ -42,7 +46,32 @@ export default class QuireProvider {
   }
 
   async shutdown() {
+    this.outbox?.stopSweeper()
     await this.stamps?.close()
+  }
+
+  /** The outbox every outbound delivery goes through (docs/outbox.md). */
+  private outbox: OutboxService | null = null
+
+  private registerOutbox() {
+    this.app.container.singleton(OutboxService, async (resolver) => {
+      const { default: outboxConfig } = await import('#config/outbox')
+      const { QueueService } = await import('#core/services/queue_service')
+      this.outbox = new OutboxService(
+        await resolver.make('lucid.db'),
+        () => resolver.make(QueueService),
+        await resolver.make('logger'),
+        outboxConfig
+      )
+      return this.outbox
+    })
+  }
+
+  /** Serving processes sweep for deliveries whose job was lost (a crash, an in-process queue). */
+  async ready() {
+    if (!['web', 'test'].includes(this.app.getEnvironment())) return
+    const outbox = await this.app.container.make(OutboxService)
+    outbox.startSweeper()
   }
 
   private registerUsers() {
@@ -88,8 +117,14 @@ export default class QuireProvider {
         await resolver.make(AccessService),
         await resolver.make(UserService),
         await resolver.make('logger'),
-        quireConfig
+        quireConfig,
+        await resolver.make(GatewayAuth)
       )
     })
+  }
+
+  /** Where the gateways plugin installs how a gateway's sesskey is checked (sendMsg from a phone). */
+  private registerGatewayAuth() {
+    this.app.container.singleton(GatewayAuth, () => new GatewayAuth())
   }
 }

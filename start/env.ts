@@ -83,6 +83,21 @@ export default await Env.create(new URL('../', import.meta.url), {
   QUEUE_IDEMPOTENCY_TTL: Env.schema.number.optional(),
   QUEUE_SHUTDOWN_TIMEOUT: Env.schema.number.optional(),
 
+  /** Outbox (docs/outbox.md): attempts, backoff (ms), claim lease, sweep period and grace (ms), log retention (days). */
+  OUTBOX_MAX_ATTEMPTS: Env.schema.number.optional(),
+  OUTBOX_BACKOFF_MS: Env.schema.number.optional(),
+  OUTBOX_BACKOFF_MAX_MS: Env.schema.number.optional(),
+  OUTBOX_LEASE_MS: Env.schema.number.optional(),
+  OUTBOX_SWEEP_MS: Env.schema.number.optional(),
+  OUTBOX_SWEEP_GRACE_MS: Env.schema.number.optional(),
+  OUTBOX_RETENTION_DAYS: Env.schema.number.optional(),
+
+  /** Webhooks (plugins/webhooks/README.md): request timeout (ms), ranges allowed despite the address check, api.php's bypassUrlTrigger default, failures before a subscription is disabled. */
+  WEBHOOKS_TIMEOUT_MS: Env.schema.number.optional(),
+  WEBHOOKS_ALLOWED_RANGES: Env.schema.string.optional(),
+  WEBHOOKS_API_BYPASS_DEFAULT: Env.schema.boolean.optional(),
+  WEBHOOKS_DISABLE_AFTER_FAILURES: Env.schema.number.optional(),
+
   /** Realtime channel (docs/socket.md): WebSocket path, frame size and rate limits, heartbeat, auth re-check. */
   SOCKET_PATH: Env.schema.string.optional(),
   SOCKET_PORT: Env.schema.number.optional(),
@@ -124,4 +139,11 @@ export default await Env.create(new URL('../', import.meta.url), {
   MEDIA_MEMORY_CACHE_MB: Env.schema.number.optional(),
   /** How long an instance trusts a file row looked up by name, in seconds (default 5). */
   MEDIA_NAME_CACHE_SECONDS: Env.schema.number.optional(),
+
+  /** SMS gateways (plugins/gateways/README.md): region of national numbers (ISO 3166, e.g. FR). */
+  GATEWAYS_DEFAULT_REGION: Env.schema.string.optional(),
+  /** Requests per gateway and messages per sender number within GATEWAYS_RATE_WINDOW. */
+  GATEWAYS_RATE_PER_GATEWAY: Env.schema.number.optional(),
+  GATEWAYS_RATE_PER_SENDER: Env.schema.number.optional(),
+  GATEWAYS_RATE_WINDOW: Env.schema.string.optional(),
 })

@@ -38,3 +38,28 @@ declare module '@adonisjs/core/types' {
     'tables:rows_changed': RowsChanged
   }
 }
+
+/** One field of a row write: its value before and after, as getTableValues answers them. */
+export interface RowFieldChange {
+  fieldId: number
+  name: string
+  old: unknown
+  new: unknown
+}
+
+/**
+ * `tables:rows_changed` as staged INSIDE the write's transaction (kernel
+ * outbox topic, docs/outbox.md): the event plus, per row, the fields the
+ * request wrote with old and new values (created rows: old null; deleted
+ * rows: every field, new null). Staged only when a contributor wants it.
+ */
+export interface RowsChanging extends RowsChanged {
+  catName: string
+  changes: { id: number; fields: RowFieldChange[] }[]
+}
+
+declare module '#core/outbox/types' {
+  interface OutboxTopics {
+    'tables:rows_changed': RowsChanging
+  }
+}

@@ -18,5 +18,7 @@ export default definePlugin({
   },
   jobs: {
     'core.probe': () => import('#core/jobs/probe_job'),
+    // One attempt of one outbox delivery (docs/outbox.md).
+    'core.outbox': () => import('#core/outbox/outbox_job'),
   },
 })

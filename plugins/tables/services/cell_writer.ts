@@ -7,6 +7,7 @@ import { quoteId, readQuery, writeQuery } from '#core/native_sql'
 import { isTransientDbError } from '#core/services/db_errors'
 import { GroupCommit, type Settled } from '#core/services/group_commit'
 import { StampService } from '#core/services/stamp_service'
+import { OutboxService } from '#core/outbox/outbox_service'
 import {
   COMPUTED_TYPES,
   convertInput,
@@ -19,6 +20,7 @@ import type { RowsChanged } from '../events.js'
 import { ComputedFields } from './computed_fields.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
+import { changeOf } from './row_writer.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
 
@@ -74,7 +76,8 @@ export class CellWriter {
     private meta: MetaService,
     private access: TableAccess,
     private computed: ComputedFields,
-    private recompute: RecomputeService
+    private recompute: RecomputeService,
+    private outbox: OutboxService
   ) {
     this.queue = new GroupCommit<CellWrite, boolean>({
       batchSize: CELL_BATCH,
@@ -113,6 +116,8 @@ export class CellWriter {
     )
       return false
     const scope = await this.access.forFound(actor, found, 'write', input.b_o)
+    // A write the outbox wants (a webhook) needs its old value read in a transaction: RowWriter.
+    if (this.outbox.wants('tables:rows_changed', changeOf(scope, actor, input))) return false
     const converted = convertInput(field, input.value, ',')
     // false: the metadata changed, nothing was written.
     return this.queue.submit({

@@ -2,11 +2,14 @@ import { inject } from '@adonisjs/core'
 import emitter from '@adonisjs/core/services/emitter'
 import type { Actor } from '#core/rpc/base_operation'
 import { StampService } from '#core/services/stamp_service'
+import { OutboxService } from '#core/outbox/outbox_service'
 import { hasSideTable, rowTableName, sideTableName } from '../lib/field_types.js'
 import { chunks } from '../lib/row_sql.js'
 import type { RowsChanged } from '../events.js'
 import { CommentsService } from './comments_service.js'
 import { RecomputeService } from './recompute_service.js'
+import { fieldChanges } from './row_changes.js'
+import { changeOf } from './row_writer.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
 
@@ -28,7 +31,8 @@ export class RowDeletes {
     private stamps: StampService,
     private access: TableAccess,
     private comments: CommentsService,
-    private recompute: RecomputeService
+    private recompute: RecomputeService,
+    private outbox: OutboxService
   ) {}
 
   /** Deletes rows (of one or several tables); answers how many existed. */
@@ -50,9 +54,14 @@ export class RowDeletes {
       for (const { scope, ids } of scopes) {
         const { category } = scope
         const existing: number[] = []
+        // Staged for the outbox (webhooks): the deleted rows' values are read, to be sent.
+        const staged = this.outbox.wants('tables:rows_changed', changeOf(scope, actor, options))
+        const before = new Map<number, Record<string, unknown>>()
         for (const part of chunks(ids)) {
-          const rows = await trx.from(rowTableName(category.id)).whereIn('id', part).select('id')
+          const query = trx.from(rowTableName(category.id)).whereIn('id', part)
+          const rows = await (staged ? query.select('*') : query.select('id'))
           existing.push(...rows.map((row) => Number(row.id)))
+          if (staged) for (const row of rows) before.set(Number(row.id), row)
         }
         if (existing.length === 0) continue
         for (const part of chunks(existing)) {
@@ -94,6 +103,20 @@ export class RowDeletes {
           bypassUrlTrigger: options.bypassUrlTrigger ?? true,
           source: options.source ?? 'api',
         }
+        if (staged)
+          await this.outbox.stage(
+            trx,
+            'tables:rows_changed',
+            {
+              ...event,
+              catName: category.name,
+              changes: existing.map((id) => ({
+                id,
+                fields: fieldChanges(category, null, before.get(id)!, null),
+              })),
+            },
+            afterCommit
+          )
         afterCommit(() => emitter.emit('tables:rows_changed', event))
       }
     })

@@ -7,6 +7,7 @@ import { rpcError } from '#core/rpc/errors'
 import { quoteId, trxQuery } from '#core/native_sql'
 import { StampService } from '#core/services/stamp_service'
 import { UserService } from '#core/services/user_service'
+import { OutboxService } from '#core/outbox/outbox_service'
 import {
   COMPUTED_TYPES,
   convertInput,
@@ -18,6 +19,7 @@ import {
 } from '../lib/field_types.js'
 import { bindingsOf, chunks, insertSql, isTmp, nowText, type Row } from '../lib/row_sql.js'
 import type { RowsChanged } from '../events.js'
+import { fieldChanges } from './row_changes.js'
 import { ComputedFields } from './computed_fields.js'
 import type { CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
@@ -74,7 +76,8 @@ export class RowWriter {
     private users: UserService,
     private access: TableAccess,
     private computed: ComputedFields,
-    private recompute: RecomputeService
+    private recompute: RecomputeService,
+    private outbox: OutboxService
   ) {}
 
   async write(actor: Actor, writes: RowWrite[], options: WriteOptions): Promise<WriteResult> {
@@ -85,6 +88,11 @@ export class RowWriter {
     const prepared = this.prepare(category, writes, options.linkSeparator || ',')
     await this.checkLinks(prepared.flatMap((row) => [...row.lists.entries()]))
     await this.checkUsers(category, prepared)
+    // Whether the outbox (webhooks) wants this write: then old values are read locked and staged.
+    const staged = this.outbox.wants('tables:rows_changed', {
+      ...changeOf(scope, actor, options),
+      stamp: 0,
+    })
 
     const result = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
       const at = nowText()
@@ -95,7 +103,10 @@ export class RowWriter {
       const existingIds = prepared.filter((row) => row.id !== null).map((row) => row.id!)
       const current = new Map<number, Row>()
       for (const part of chunks([...new Set(existingIds)])) {
-        const rows = await trx.from(table).whereIn('id', part)
+        const query = trx.from(table).whereIn('id', part)
+        // Locked when staged: a concurrent write of the row then waits, and its old values are ours.
+        if (staged && trx.dialect.name === 'mysql') query.forUpdate()
+        const rows = await query
         for (const row of rows) current.set(Number(row.id), row)
       }
       for (const id of existingIds)
@@ -188,20 +199,34 @@ export class RowWriter {
       )
 
       const event: RowsChanged = {
-        bookId: scope.book.id,
-        b_o: scope.book.b_o,
-        b_c: scope.book.b_c,
-        categoryId: category.id,
+        ...changeOf(scope, actor, options),
         created: inserted.map((entry) => Number(entry.state.id)),
         modified: states.filter((entry) => !entry.isNew).map((entry) => Number(entry.state.id)),
-        deleted: [],
         fieldIds: [...new Set(writes.flatMap((write) => Object.keys(write.values)))].map(Number),
-        actorId: actor.user.id,
-        onBehalfOf: actor.onBehalf ? actor.principal.id : null,
         stamp,
-        bypassUrlTrigger: options.bypassUrlTrigger ?? true,
-        source: options.source ?? 'api',
       }
+      if (staged)
+        await this.outbox.stage(
+          trx,
+          'tables:rows_changed',
+          {
+            ...event,
+            catName: category.name,
+            changes: states.map((entry) => ({
+              id: Number(entry.state.id),
+              fields: fieldChanges(
+                category,
+                [
+                  ...Object.keys(entry.prepared.columns),
+                  ...[...entry.prepared.lists.keys()].map((field) => field.column!),
+                ],
+                entry.isNew ? null : current.get(Number(entry.state.id))!,
+                entry.state
+              ),
+            })),
+          },
+          afterCommit
+        )
       afterCommit(() => emitter.emit('tables:rows_changed', event))
       return { states, inserted }
     })
@@ -423,5 +448,28 @@ export class RowWriter {
         await this.insertPlain(trx, side, inserts)
       }
     }
+  }
+}
+
+/** The parts of a `tables:rows_changed` event known before the write (its outbox check uses them). */
+export function changeOf(
+  scope: { book: { id: number; b_o: string; b_c: string }; category: { id: number } },
+  actor: Actor,
+  options: { bypassUrlTrigger?: boolean; source?: 'api' | 'socket' }
+): RowsChanged {
+  return {
+    bookId: scope.book.id,
+    b_o: scope.book.b_o,
+    b_c: scope.book.b_c,
+    categoryId: scope.category.id,
+    created: [],
+    modified: [],
+    deleted: [],
+    fieldIds: [],
+    actorId: actor.user.id,
+    onBehalfOf: actor.onBehalf ? actor.principal.id : null,
+    stamp: 0,
+    bypassUrlTrigger: options.bypassUrlTrigger ?? true,
+    source: options.source ?? 'api',
   }
 }

@@ -1,0 +1,93 @@
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+
+/**
+ * In-transaction topics: a writer announces a change inside its transaction
+ * (`outbox.stage(trx, topic, event)`), every plugin that contributed to that
+ * topic answers the deliveries it causes, and those rows are inserted in the
+ * same transaction. Plugins add their topics by augmenting this interface
+ * (like AdonisJS's EventsList): `declare module '#core/outbox/types' { interface OutboxTopics { ... } }`.
+ */
+export interface OutboxTopics {}
+
+export type OutboxTopic = keyof OutboxTopics & string
+
+/** One delivery to write: a channel, a recipient, what to send. */
+export interface OutboxEntry {
+  /** A registered channel adapter (`webhook`, later `fcm`, `smtp`, ...). */
+  channel: string
+  /** Who receives it, in the channel's terms (a subscription id, a device id, an address). */
+  recipient: string
+  /**
+   * Unique per channel: a second entry with the same key is not written
+   * (the recipient gets a change once even when a writer stages it twice).
+   */
+  idempotencyKey: string
+  /**
+   * Deliveries with the same order key are sent one after the other, in the
+   * order they were written (a row's later change never overtakes its earlier one).
+   */
+  orderKey?: string | null
+  /** What the event is, for the log and the console (`row.updated`). */
+  eventType: string
+  /** JSON the channel adapter sends (or builds its request from). */
+  payload: unknown
+  /** Attempts in all; default OUTBOX_MAX_ATTEMPTS. */
+  maxAttempts?: number
+}
+
+/** A delivery row as a channel adapter receives it. */
+export interface OutboxDelivery {
+  id: number
+  channel: string
+  recipient: string
+  idempotencyKey: string
+  orderKey: string | null
+  eventType: string
+  payload: any
+  state: DeliveryState
+  /** This attempt's number, first = 1. */
+  attempt: number
+  maxAttempts: number
+  createdAt: number
+}
+
+export type DeliveryState = 'pending' | 'sending' | 'delivered' | 'failed' | 'cancelled'
+
+/**
+ * What one attempt came to. `retry` is retried with backoff until the
+ * delivery's attempts are used up (then `failed`); `failed` is final at once
+ * (410 Gone); `cancelled` means there is nobody to send to any more (the
+ * subscription was deleted or disabled).
+ */
+export interface AttemptResult {
+  outcome: 'delivered' | 'retry' | 'failed' | 'cancelled'
+  /** The provider's answer: an HTTP status, or null when none came. */
+  status?: number | null
+  /** A bounded excerpt of the answer (the adapter bounds it). */
+  response?: string | null
+  /** Why it failed, for the log (never a secret). */
+  error?: string | null
+}
+
+/** Sends deliveries of one channel. Registered by the plugin that owns the channel. */
+export interface OutboxChannel {
+  send(delivery: OutboxDelivery): Promise<AttemptResult>
+  /** The delivery failed for good (attempts used up, or a final refusal). */
+  onFailed?(delivery: OutboxDelivery, result: AttemptResult): Promise<void>
+  /** The delivery got through (a subscription's failure count resets). */
+  onDelivered?(delivery: OutboxDelivery): Promise<void>
+}
+
+/** A plugin's part in an in-transaction topic. */
+export interface OutboxContributor<E> {
+  /**
+   * Cheap and synchronous: whether this event may cause deliveries at all. A
+   * writer may skip work (reading old values, opening a transaction) when no
+   * contributor wants the event, so a false answer must be right; true may be
+   * wrong (entries() then answers nothing). Writers ask before they have
+   * the whole event (before reading old values): what they know is given.
+   */
+  wants(event: Partial<E>): boolean
+  /** Inside the writer's transaction: the deliveries this change causes. */
+  entries(event: E, client: QueryClientContract): Promise<OutboxEntry[]>
+}

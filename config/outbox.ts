@@ -1,0 +1,26 @@
+import env from '#start/env'
+
+/**
+ * The kernel outbox (docs/outbox.md): retries, claims, the sweeper that
+ * re-sends what a crash or a lost job left behind, and retention of the log.
+ */
+const outboxConfig = {
+  /** Attempts per delivery, first included (with the backoff below: about 21 hours). */
+  maxAttempts: env.get('OUTBOX_MAX_ATTEMPTS', 11),
+  backoff: {
+    baseMs: env.get('OUTBOX_BACKOFF_MS', 10_000),
+    factor: 3,
+    maxMs: env.get('OUTBOX_BACKOFF_MAX_MS', 6 * 3600_000),
+    jitter: 0.2,
+  },
+  /** How long a worker's claim on a delivery lasts: a killed worker's delivery is sent again after it. */
+  leaseMs: env.get('OUTBOX_LEASE_MS', 60_000),
+  /** How often each serving process looks for deliveries whose job was lost. */
+  sweepMs: env.get('OUTBOX_SWEEP_MS', 10_000),
+  /** A delivery due this long ago with no worker on it is considered lost (its job is dispatched again). */
+  sweepGraceMs: env.get('OUTBOX_SWEEP_GRACE_MS', 30_000),
+  /** Finished deliveries and their attempts are deleted after this many days. */
+  retentionDays: env.get('OUTBOX_RETENTION_DAYS', 30),
+}
+
+export default outboxConfig
