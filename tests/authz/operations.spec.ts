@@ -10,6 +10,7 @@ import {
   type World,
 } from './world.js'
 import { AUTHZ_CODES, aimAt, namesObject, touchesBook } from './fill.js'
+import { OPERATION_AREAS, TARGET_AIMS } from './areas.js'
 
 /**
  * Every api.php operation that touches a book, table, row, message, event or
@@ -141,6 +142,37 @@ test.group('authz: api.php operations', (group) => {
       'operations naming no book object: aim them (tests/authz/fill.ts) or list them in NO_BOOK with a reason'
     )
     assert.isAbove(covered().length, 40)
+  })
+
+  test('every registered operation has its expected area listed in areas.ts', ({ assert }) => {
+    const names = operations.map((operation) => operation.name)
+    assert.deepEqual(
+      names.filter((name) => !(name in OPERATION_AREAS)),
+      [],
+      'operations without an expected area: list them in tests/authz/areas.ts (reviewed)'
+    )
+    assert.deepEqual(
+      Object.keys(OPERATION_AREAS).filter((name) => !names.includes(name)),
+      [],
+      'listed in areas.ts but no longer registered'
+    )
+    for (const name of Object.keys(TARGET_AIMS))
+      assert.equal(OPERATION_AREAS[name], 'by target', `${name} has TARGET_AIMS`)
+    for (const [name, area] of Object.entries(OPERATION_AREAS))
+      if (area === 'by target') assert.isDefined(TARGET_AIMS[name], `${name}: aim it at each area`)
+  })
+
+  test('control: the owner’s unrestricted session reaches each target of a by-target operation', async ({
+    assert,
+  }) => {
+    for (const [operation, aims] of Object.entries(TARGET_AIMS)) {
+      for (const [area, aim] of Object.entries(aims)) {
+        const answer = await call(w.victim.session, operation, aim!(w.book))
+        assert.equal(answer.status, 'ok', `${operation} ${area}: ${JSON.stringify(answer)}`)
+      }
+    }
+    // The owner's own uploads are the one change of the victim's book here.
+    before = await snapshot(w.book)
   })
 
   test('control: the owner gets every read aimed the same way answered', async ({ assert }) => {
@@ -352,12 +384,17 @@ test.group('authz: api.php operations', (group) => {
       ['events', w.sessions.hideEvents],
     ] as const) {
       const cases = operations
-        .filter((operation) => operation.area === area)
+        .filter((operation) => OPERATION_AREAS[operation.name] === area)
         .map((operation) => ({
           operation: operation.name,
           params: aimed(operation, w.book),
           codes: ['RESTRICTED_SESSION'],
         }))
+      // Operations whose area is their target's, aimed at a target of this area.
+      for (const [operation, aims] of Object.entries(TARGET_AIMS)) {
+        const aim = aims[area]
+        if (aim) cases.push({ operation, params: aim(w.book), codes: ['RESTRICTED_SESSION'] })
+      }
       assert.isAbove(cases.length, 0, area)
       failures.push(...(await probe(`hide ${area}`, session, cases)))
     }

@@ -8,6 +8,7 @@ import {
 } from '../functional/socket/socket_client.js'
 import { SECRET, call, registeredSocketMessages, snapshot, world, type World } from './world.js'
 import { AUTHZ_CODES, aimAt, touchesBook } from './fill.js'
+import { SOCKET_AREAS } from './areas.js'
 
 /**
  * Every socket message type and system message (read from the plugin
@@ -118,6 +119,20 @@ test.group('authz: socket messages', (group) => {
     assert.isAbove(touching().length, 4)
   })
 
+  test('every registered socket message has its expected area listed in areas.ts', ({ assert }) => {
+    const names = messages.map((message) => message.name)
+    assert.deepEqual(
+      names.filter((name) => !(name in SOCKET_AREAS)),
+      [],
+      'socket messages without an expected area: list them in tests/authz/areas.ts (reviewed)'
+    )
+    assert.deepEqual(
+      Object.keys(SOCKET_AREAS).filter((name) => !names.includes(name)),
+      [],
+      'listed in areas.ts but no longer registered'
+    )
+  })
+
   test('a stranger is refused every socket message on the victim’s book', async ({ assert }) => {
     const socket = await socketOf(w.attacker.session)
     const failures = await probe(
@@ -160,7 +175,9 @@ test.group('authz: socket messages', (group) => {
       ['messages', w.sessions.hideMessages],
       ['events', w.sessions.hideEvents],
     ] as const) {
-      const frames = messages.filter((m) => m.area === area).map((message) => frameOf(message))
+      const frames = messages
+        .filter((m) => SOCKET_AREAS[m.name] === area)
+        .map((message) => frameOf(message))
       if (!frames.length) continue
       const socket = await socketOf(session)
       failures.push(...(await probe(`hide ${area}`, socket, frames, ['RESTRICTED_SESSION'])))

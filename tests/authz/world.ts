@@ -25,6 +25,8 @@ export interface Objects {
   catCode: string
   nameField: number
   talkField: number
+  /** A files field: fileUpload aimed at a cell. */
+  filesField: number
   rowId: number
   otherRowId: number
   viewId: number
@@ -107,12 +109,13 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
     fields: [
       { name: `${mark} name`, type: 'shorttext' },
       { name: `${mark} talk`, type: 'comments' },
+      { name: `${mark} files`, type: 'files' },
     ],
   })
   const catId = Number(table.catId)
   const tables = await as('getBookTables', { ...book, includeFields: 'true' })
   const category = tables.bookTables.categories.find((entry: any) => entry.id === catId)
-  const [nameField, talkField] = category.fields.map((field: any) => Number(field.id))
+  const [nameField, talkField, filesField] = category.fields.map((field: any) => Number(field.id))
   const rows = await as('createOrUpdateTableRows', {
     b_o: book.b_o,
     catId,
@@ -147,6 +150,7 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
     catCode,
     nameField,
     talkField,
+    filesField,
     rowId,
     otherRowId,
     viewId,
@@ -241,7 +245,8 @@ export async function registeredOperations() {
       name,
       auth: Operation.auth,
       writes: Operation.writes,
-      area: Operation.area,
+      // What the code declares; the area expected is tests/authz/areas.ts's, not this.
+      declaredArea: Operation.area as string | undefined,
       params: properties.map((property) => property.fieldName),
       required: properties.filter((p) => !p.isOptional).map((p) => p.fieldName),
     })
@@ -272,7 +277,7 @@ export async function registeredSocketMessages() {
       name,
       type,
       writes: Boolean(Handler.writes),
-      area: Handler.area as string | undefined,
+      declaredArea: Handler.area as string | undefined,
       params: properties.map((property) => property.fieldName),
     })
   }

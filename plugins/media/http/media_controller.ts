@@ -2,13 +2,14 @@ import type { IncomingMessage } from 'node:http'
 import { buffer } from 'node:stream/consumers'
 import { inject } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
-import type { Actor } from '#core/rpc/base_operation'
+import type { Actor, OperationArea } from '#core/rpc/base_operation'
 import { mergeParams, parseBody, parseQuery } from '#core/rpc/params'
 import { credentialsOf, resolveActor } from '#core/auth/resolve_actor'
 import { AccessService } from '#core/services/access_service'
 import { UserService } from '#core/services/user_service'
 import { BookAccessService, type BookRef } from '#plugins/books/services/book_access_service'
 import mediaConfig from '../config.js'
+import { areaOfFile, enforceMediaRestrictions } from '../lib/areas.js'
 import { ByteCache } from '../lib/byte_cache.js'
 import { isDecodableImage } from '../lib/sniff.js'
 import { DerivativeService, ICONS_DIR, iconOf } from '../services/derivative_service.js'
@@ -36,6 +37,8 @@ const FORMS = new Set([
 ])
 /** Forms that need no session (4.A.4): the internal name or uuid is the key. */
 const OPEN_FORMS = new Set(['in', 'dn', 'odn'])
+/** Forms that name a message: its attachments are part of the messages area. */
+const MESSAGE_FORMS = new Set(['ic', 'oic', 'dc', 'odc'])
 const BODY_LIMITS = { maxFormBytes: 1024 * 1024, maxFileBytes: 0 }
 
 /** Inline types a browser shows or plays itself; everything else downloads. */
@@ -115,9 +118,12 @@ export default class MediaController {
     }
     const actor = await this.actorOf(req)
     if (!actor) throw new Refused(403)
+    // The message forms name their area in the path: refused before any lookup.
+    if (MESSAGE_FORMS.has(form)) this.restrict(actor, 'messages', segments[2], segments[3])
     if (form === 'oin') {
       const file = await this.findByName(segments)
       if (!file || !(await this.media.visibleTo(actor, file))) throw notFound()
+      this.restrict(actor, areaOfFile(file))
       return this.render(file, size, PRIVATE)
     }
     const book = await this.bookFor(actor, segments[2], segments[3])
@@ -142,10 +148,29 @@ export default class MediaController {
       case 'last':
         file = await this.media.lastImage(book.id)
         if (!file) throw notFound()
+        this.restrict(actor, areaOfFile(file), book.b_o, book.b_c)
         return this.render(file, size, 'private, no-cache')
     }
     if (!file) throw notFound()
+    this.restrict(actor, areaOfFile(file), book.b_o, book.b_c)
     return this.render(file, form.startsWith('od') ? 'full' : size, PRIVATE)
+  }
+
+  /**
+   * The kernel's restriction step for a session-bound form: a session hiding
+   * the file's area (hideMessages, hideTables) or restricted to another book
+   * gets 403, as api.php refuses it RESTRICTED_SESSION.
+   */
+  private restrict(actor: Actor, area: OperationArea | undefined, b_o?: string, b_c?: string) {
+    try {
+      enforceMediaRestrictions(
+        actor,
+        { label: 'This media URL', writes: false, area },
+        { b_o, b_c }
+      )
+    } catch {
+      throw new Refused(403)
+    }
   }
 
   private idOf(segment: string | undefined) {

@@ -43,6 +43,15 @@ async function sizeOf(path: string) {
 
 const refuse = (status_code: number, body: string) => ({ status_code, body })
 
+/** The HTTP status of a refused creation (400 for any other code). */
+const STATUS_OF: Record<string, number> = {
+  NOT_FOUND: 404,
+  // The session's restrictions (kernel's enforceRestrictions: hidden area, read-only, another book).
+  RESTRICTED_SESSION: 403,
+  READONLY_SESSION: 403,
+  FORBIDDEN: 403,
+}
+
 const digits = (value: unknown) => {
   const text = String(value ?? '').trim()
   return /^\d{1,15}$/.test(text) ? Number(text) : undefined
@@ -115,7 +124,7 @@ export default class TusController {
       await this.media.checkTarget(actor, this.targetOf(params))
     } catch (error) {
       if (error instanceof RpcError)
-        throw refuse(error.code === 'NOT_FOUND' ? 404 : 400, `${error.code}: ${error.message}\n`)
+        throw refuse(STATUS_OF[error.code] ?? 400, `${error.code}: ${error.message}\n`)
       throw error
     }
     const metadata: Record<string, string | null> = { ...(upload.metadata ?? {}) }

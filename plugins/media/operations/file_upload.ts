@@ -3,6 +3,7 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { flag, stamp, text } from '#core/rpc/wire'
+import mediaConfig from '../config.js'
 import { MediaService } from '../services/media_service.js'
 
 const validator = vine.compile(
@@ -27,6 +28,14 @@ const validator = vine.compile(
 export default class FileUpload extends BaseOperation {
   static operation = 'fileUpload'
   static writes = true
+  /**
+   * No static area: it is the target's, messages for a message and tables for
+   * a file cell. MediaService runs the kernel's enforceRestrictions with it
+   * before any lookup (tests/authz lists fileUpload as "by target").
+   */
+  static area = undefined
+  /** Takes the multipart part `qqfile`: the body parser writes it, up to MEDIA_MAX_UPLOAD_BYTES. */
+  static files = { maxBytes: mediaConfig.maxUploadBytes }
   static validator = validator
 
   constructor(private media: MediaService) {

@@ -11,6 +11,8 @@ const validator = vine.compile(vine.object({}))
  */
 export default class ResumableUpload extends BaseOperation {
   static operation = 'resumableUpload'
+  /** No area: it names no target; the tus creation checks the target's (MediaService). */
+  static area = undefined
   static validator = validator
 
   async handle() {

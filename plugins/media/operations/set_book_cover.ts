@@ -4,6 +4,7 @@ import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { flag, text } from '#core/rpc/wire'
 import { bookOf } from '#plugins/books/services/book_access_service'
+import mediaConfig from '../config.js'
 import { ProfileService } from '../services/profile_service.js'
 
 const validator = vine.compile(
@@ -24,6 +25,10 @@ const validator = vine.compile(
 export default class SetBookCover extends BaseOperation {
   static operation = 'setBookCover'
   static writes = true
+  /** No area: a cover is the book's; one taken from a file of the book is checked against that file's area. */
+  static area = undefined
+  /** Takes the multipart part `qqfile`: the body parser writes it, up to MEDIA_MAX_UPLOAD_BYTES. */
+  static files = { maxBytes: mediaConfig.maxUploadBytes }
   static validator = validator
 
   constructor(private profiles: ProfileService) {

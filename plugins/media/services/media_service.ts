@@ -15,6 +15,7 @@ import { ValuesService } from '#plugins/tables/services/values_service'
 import mediaConfig from '../config.js'
 import { identify, isDecodableImage, sniffFile, type MediaKind } from '../lib/sniff.js'
 import { SharedLock } from '../lib/shared_lock.js'
+import { enforceMediaRestrictions } from '../lib/areas.js'
 import { CorruptImageError, DerivativeService, ImageTooLargeError } from './derivative_service.js'
 import { MediaStore } from './media_store.js'
 
@@ -222,6 +223,12 @@ export class MediaService {
 
   private async resolveTarget(actor: Actor, target: UploadTarget) {
     const cell = target.fieldId !== undefined || (target.rowId ?? '') !== ''
+    // The target's area, known before any lookup: a session hiding it learns nothing of it.
+    enforceMediaRestrictions(
+      actor,
+      { label: 'This upload', writes: true, area: cell ? 'tables' : 'messages' },
+      target
+    )
     return cell ? this.cellTarget(actor, target) : this.messageTarget(actor, target)
   }
 

@@ -7,6 +7,7 @@ import { BookAccessService, RIGHT_ADMIN } from '#plugins/books/services/book_acc
 import { BookService } from '#plugins/books/services/book_service'
 import type { UploadedFile } from '#core/rpc/params'
 import mediaConfig from '../config.js'
+import { areaOfFile, enforceMediaRestrictions } from '../lib/areas.js'
 import { MediaService, urlName, type MediaFile } from './media_service.js'
 
 /**
@@ -105,6 +106,13 @@ export class ProfileService {
         id = await this.media.record(stored, actor.user.id, { purpose: 'cover', book_id: book.id })
         file = await this.media.byName(stored.uuid)
       }
+      // A file of the book is part of its area: a session hiding it may not make it a cover.
+      if (file && !stored)
+        enforceMediaRestrictions(
+          actor,
+          { label: 'This cover', writes: true, area: areaOfFile(file) },
+          book
+        )
       if (file && file.kind !== 'image')
         throw rpcError('INVALID_PARAMETER', 'A cover must be an image', { field: 'uuid' })
       const path = file

@@ -1,0 +1,107 @@
+import type { OperationArea } from '#core/rpc/base_operation'
+import type { Objects } from './world.js'
+
+/**
+ * The area of every registered operation and socket message, written here
+ * and reviewed, never read from the `static area` of the code under test:
+ * an operation that forgets to declare its area (the media operations did)
+ * is then refused nothing, and only a list of its own shows the gap.
+ *
+ * - an area: a session hiding it (createSesskey's hideMessages, hideTables,
+ *   hideEvents) is refused the operation with RESTRICTED_SESSION;
+ * - 'none': no session restriction hides it (key creation, books, members,
+ *   the caller's own state);
+ * - 'by target': the area is the target's (TARGET_AIMS aims it at each).
+ */
+export type ExpectedArea = OperationArea | 'none' | 'by target'
+
+export const OPERATION_AREAS: Record<string, ExpectedArea> = {
+  // Kernel: keys, sessions and the caller's account.
+  createAppkey: 'none',
+  createOauthkey: 'none',
+  createSesskey: 'none',
+  getOrCreateSessKey: 'none',
+  dropAllSessions: 'none',
+  getUserInfo: 'none',
+  // Books and their members.
+  acceptInvitation: 'none',
+  archiveBook: 'none',
+  createBook: 'none',
+  declineInvitation: 'none',
+  getAllBooks: 'none',
+  getBookInfo: 'none',
+  inviteMember: 'none',
+  leaveBook: 'none',
+  removeMember: 'none',
+  setMemberRight: 'none',
+  unarchiveBook: 'none',
+  updateBook: 'none',
+  updateBookUserPrefs: 'none',
+  // Messages and events.
+  copyOrMoveMessage: 'messages',
+  deleteMsg: 'messages',
+  getBookMessages: 'messages',
+  markBooksMessagesAsRead: 'messages',
+  sendMsg: 'messages',
+  getBookEvents: 'events',
+  // Tables.
+  computeTableOperation: 'tables',
+  createField: 'tables',
+  createOrUpdateTableRow: 'tables',
+  createOrUpdateTableRows: 'tables',
+  createTab: 'tables',
+  createTable: 'tables',
+  createView: 'tables',
+  deleteField: 'tables',
+  deleteTab: 'tables',
+  deleteTable: 'tables',
+  deleteTableRow: 'tables',
+  deleteTableRows: 'tables',
+  deleteTableValueComments: 'tables',
+  deleteView: 'tables',
+  editTableValueComments: 'tables',
+  getBookTables: 'tables',
+  getNamedTableValues: 'tables',
+  getTableRows: 'tables',
+  getTableValueComments: 'tables',
+  getTablePivotValues: 'tables',
+  getTableValueSubset: 'tables',
+  getTableValues: 'tables',
+  listTableRowsById: 'tables',
+  updateField: 'tables',
+  updateTab: 'tables',
+  updateTable: 'tables',
+  updateTableValue: 'tables',
+  updateView: 'tables',
+  // SMS gateways and push devices: the caller's own devices.
+  registerSMSGateway: 'none',
+  unregisterSMSGateway: 'none',
+  updatePushId: 'none',
+  // Media: a message's file is part of the messages, a file cell's of the tables.
+  fileUpload: 'by target',
+  resumableUpload: 'none', // answers the tus URL; the tus creation checks the target (media tests)
+  setBookCover: 'none', // the book's cover; one taken from a file of the book: that file's area
+  setProfileImage: 'none',
+}
+
+/** For 'by target' operations: the parameters aiming it at the victim's object of each area. */
+export const TARGET_AIMS: Record<
+  string,
+  Partial<Record<OperationArea, (book: Objects) => Record<string, unknown>>>
+> = {
+  fileUpload: {
+    messages: (book) => ({ b_o: book.b_o, b_c: book.b_c, smid: book.smid }),
+    tables: (book) => ({ b_o: book.b_o, rowId: String(book.rowId), fieldId: book.filesField }),
+  },
+}
+
+/** The same for socket message types (`type N`) and system messages. */
+export const SOCKET_AREAS: Record<string, ExpectedArea> = {
+  'type 1': 'messages',
+  'type 13': 'tables',
+  'acceptInvitation': 'none',
+  'clearNotRead': 'messages',
+  'logOpenBook': 'none',
+  'updateBookParam': 'none',
+  'updateUserInfo': 'none',
+}
