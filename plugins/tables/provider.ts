@@ -4,6 +4,7 @@ import { CellWriter } from './services/cell_writer.js'
 import { CommentsService } from './services/comments_service.js'
 import { ComputedFields } from './services/computed_fields.js'
 import { MetaService } from './services/meta_service.js'
+import { PivotService } from './services/pivot_service.js'
 import { RecomputeService } from './services/recompute_service.js'
 import { RowDeletes } from './services/row_deletes.js'
 import { RowWriter } from './services/row_writer.js'
@@ -37,6 +38,7 @@ export default class TablesProvider {
       RowsService,
       ValuesService,
       StructureService,
+      PivotService,
     ])
   }
 }

@@ -101,6 +101,23 @@ export function serializeView(view: ViewMeta) {
   }
 }
 
+const PIVOT_KEYS = [
+  'pivot_id',
+  'p_catid',
+  'pivot_catid',
+  'p_field_hz',
+  'p_field_vt',
+  'p_field_va',
+  'p_field_co',
+] as const
+
+function pivotSettings(prefs: Record<string, unknown>) {
+  return Object.fromEntries(PIVOT_KEYS.map((key) => [key, prefs[key] ?? null])) as Record<
+    (typeof PIVOT_KEYS)[number],
+    unknown
+  >
+}
+
 export function serializeCategory(
   category: CategoryMeta,
   options: {
@@ -120,13 +137,8 @@ export function serializeCategory(
     fpAutoExport: false,
     mobLargeColNb: 3,
     mobSmallColNb: 2,
-    pivot_id: null,
-    p_catid: null,
-    pivot_catid: null,
-    p_field_hz: null,
-    p_field_vt: null,
-    p_field_va: null,
-    p_field_co: null,
+    // Pivot settings (spec 2.6) are saved in the table's prefs (updateTable); getTablePivotValues reads them.
+    ...pivotSettings(category.prefs),
     locked: category.locked ? 1 : 0,
     sysFunc: category.sysFunc,
     triggerUpdateUrl: category.triggerUpdateUrl,

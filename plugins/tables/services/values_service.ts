@@ -43,7 +43,7 @@ function modifiedAfter(raw: string): string | null {
   return Number.isNaN(date.getTime()) ? null : formatDateTime(date)
 }
 
-interface Selection {
+export interface Selection {
   where: { sql: string; bindings: unknown[] }[]
   orderBy: { column: string; direction: 'asc' | 'desc' }[]
   /** Row ids to return in exactly this set (row_ids with exclude false); empty array = no rows. */
@@ -161,7 +161,7 @@ export class ValuesService {
   }
 
   /** WHERE clause of a selection (filter SQL from the compiler, `?` bindings). */
-  private whereOf(selection: Selection) {
+  whereOf(selection: Selection) {
     const parts = selection.where.map((where) => `(${where.sql})`)
     const bindings = selection.where.flatMap((where) => where.bindings)
     if (selection.onlyIds) {
