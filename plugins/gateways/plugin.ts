@@ -3,8 +3,13 @@ import { definePlugin } from '#core/plugins/define_plugin'
 /** SMS gateways and push devices (see README.md). */
 export default definePlugin({
   id: 'gateways',
-  version: '0.1.0',
+  version: '0.2.0',
   description: 'SMS gateways and push devices',
   dependsOn: ['books'],
-  operations: {},
+  operations: {
+    registerSMSGateway: () => import('./operations/register_s_m_s_gateway.js'),
+    unregisterSMSGateway: () => import('./operations/unregister_s_m_s_gateway.js'),
+    updatePushId: () => import('./operations/update_push_id.js'),
+  },
+  provider: () => import('./provider.js'),
 })

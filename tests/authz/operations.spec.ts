@@ -32,6 +32,8 @@ const NO_BOOK: Record<string, string> = {
   resumableUpload:
     'answers the tus upload URL; the upload itself names its message or cell (tus tests)',
   createBook: 'creates a book owned by the caller: b_c names the new book, never an existing one',
+  updatePushId: "the caller's own push devices (deviceID of another user: NOT_FOUND, gateways tests)",
+  unregisterSMSGateway: "a gateway's sesskey only (a user's answers INVALID_SESSKEY): no book",
 }
 
 /**
@@ -355,7 +357,8 @@ test.group('authz: api.php operations', (group) => {
 
   test('a read-only session of the owner is refused every write', async ({ assert }) => {
     const cases = operations
-      .filter((operation) => operation.writes && operation.auth !== 'none')
+      // A gateway-only operation refuses every user session before any restriction.
+      .filter((operation) => operation.writes && !['none', 'gateway'].includes(operation.auth))
       .map((operation) => ({
         operation: operation.name,
         params: { ...aimed(operation, w.book), b_c: w.book.b_c },

@@ -4,15 +4,19 @@ import type User from '#models/user'
 import type ApiSession from '#models/api_session'
 import type { SessionRestrictions } from '#models/api_session'
 import type { Params, UploadedFile } from './params.js'
+import type { GatewayPrincipal } from '#core/auth/gateway_auth'
 
 /**
  * How an operation is authenticated:
  * - none: anyone (key creation)
  * - session: o_u + sesskey, u_c optional (defaults to o_u)
  * - session_or_public_table: like session, or nothing when the operation serves a public table
- * - gateway: an SMS gateway's o_u (phone) and sesskey
+ * - gateway: an SMS gateway's o_u (phone) and sesskey (ctx.gateway; no actor)
+ * - session_or_gateway: like session, or a gateway's sesskey acting for the sender u_c names
+ *   (ctx.gateway and ctx.actor: see '#core/auth/gateway_auth')
  */
-export type OperationAuth = 'none' | 'session' | 'session_or_public_table' | 'gateway'
+export type OperationAuth =
+  'none' | 'session' | 'session_or_public_table' | 'gateway' | 'session_or_gateway'
 
 /** An area a session can hide (createSesskey restrictions hideMessages, hideTables, hideEvents). */
 export type OperationArea = 'messages' | 'tables' | 'events'
@@ -33,8 +37,10 @@ export interface OperationContext {
   /** All decoded parameters, before validation. */
   params: Params
   files: UploadedFile[]
-  /** Null only for auth 'none' and for anonymous access to public tables. */
+  /** Null only for auth 'none' and 'gateway', and for anonymous access to public tables. */
   actor: Actor | null
+  /** The SMS gateway whose sesskey the request carries (auth gateway, session_or_gateway). */
+  gateway?: GatewayPrincipal | null
   ip: string
   logger: Logger
 }

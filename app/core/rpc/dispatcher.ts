@@ -3,12 +3,19 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import type { AccessService } from '#core/services/access_service'
 import type { UserService } from '#core/services/user_service'
-import type { Actor, BaseOperation, OperationClass, OperationContext } from './base_operation.js'
+import type {
+  Actor,
+  BaseOperation,
+  OperationAuth,
+  OperationClass,
+  OperationContext,
+} from './base_operation.js'
 import { ERROR_CATALOGUE, rpcError } from './errors.js'
 import type { Params, UploadedFile } from './params.js'
 import { toRpcError } from './failure.js'
 import { validateWire } from './wire.js'
 import { credentialsOf, requiredCredentials, resolveActor } from '#core/auth/resolve_actor'
+import { GatewayAuth, isGatewaySesskey, type GatewayPrincipal } from '#core/auth/gateway_auth'
 import { enforceRestrictions } from '#core/auth/restrictions'
 
 export interface RpcRequest {
@@ -43,7 +50,8 @@ export class Dispatcher {
     private access: AccessService,
     private users: UserService,
     private logger: Logger,
-    label: { envLabel: string; apiVersion: string }
+    label: { envLabel: string; apiVersion: string },
+    private gateways = new GatewayAuth()
   ) {
     this.createdVNB = `${label.envLabel}-${label.apiVersion}`
   }
@@ -87,10 +95,7 @@ export class Dispatcher {
       logger: this.logger,
     }
     if (Operation.auth !== 'none') {
-      ctx.actor = await this.authenticate(
-        request.params,
-        Operation.auth === 'session_or_public_table'
-      )
+      Object.assign(ctx, await this.authenticate(request.params, Operation.auth))
       if (ctx.actor) {
         enforceRestrictions(
           { label: Operation.operation, writes: Operation.writes, area: Operation.area },
@@ -124,11 +129,27 @@ export class Dispatcher {
   /**
    * o_u + sesskey identify the caller. u_c names the user acted for: o_u itself
    * (by code, e-mail or phone), or another user o_u is a delegate of. Without a
-   * sesskey, an operation that may serve a public table runs anonymously.
+   * sesskey, an operation that may serve a public table runs anonymously. A
+   * gateway's sesskey (its own prefix) goes to the gateways' authenticator, for
+   * the operations that take one: its actor is the sender u_c names.
    */
-  private async authenticate(params: Params, optional: boolean): Promise<Actor | null> {
-    if (optional && credentialsOf(params).sesskey === '') return null
-    return resolveActor(this.access, this.users, requiredCredentials(params))
+  private async authenticate(
+    params: Params,
+    auth: OperationAuth
+  ): Promise<{ actor: Actor | null; gateway: GatewayPrincipal | null }> {
+    if (auth === 'session_or_public_table' && credentialsOf(params).sesskey === '') {
+      return { actor: null, gateway: null }
+    }
+    const credentials = requiredCredentials(params)
+    const viaGateway =
+      auth === 'gateway' || (auth === 'session_or_gateway' && isGatewaySesskey(credentials.sesskey))
+    if (!viaGateway) {
+      return { actor: await resolveActor(this.access, this.users, credentials), gateway: null }
+    }
+    const gateways = await this.gateways.authenticator()
+    const gateway = await gateways.authenticate(credentials)
+    const actor = auth === 'gateway' ? null : await gateways.actorFor(gateway, credentials)
+    return { actor, gateway }
   }
 }
 

@@ -52,7 +52,16 @@ export const ERROR_CATALOGUE = {
   },
   RATE_LIMITED: {
     process: 62,
-    summary: 'socket: too many frames; the frame was dropped, slow down',
+    summary:
+      'too many frames (socket: the frame was dropped) or requests (SMS gateways: retryAfter); slow down',
+  },
+  GATEWAY_PENDING: {
+    process: 70,
+    summary: 'registerSMSGateway: the number is not allowed yet; recorded for an administrator',
+  },
+  GATEWAY_UNKNOWN_SENDER: {
+    process: 71,
+    summary: "an SMS gateway's u_c is the number (mob1 or mob2) of no user, or of several",
   },
   DEADLOCK: { process: 90, summary: 'transient database conflict (Deadlock); retry the request' },
   INTERNAL_ERROR: { process: 99, summary: 'unexpected server error; logged with a reference' },

@@ -125,6 +125,30 @@ export class UserService {
     return null
   }
 
+  /**
+   * Users whose mob1 (the phone column) or userPrefs mob2, reduced to digits
+   * and +, is one of `forms` (the ways one number may be written): candidates
+   * that the caller compares exactly (the gateways plugin, in E.164). mob1 is
+   * a unique indexed column; mob2 lives in the prefs JSON, so asking for it
+   * reads every row that has one.
+   */
+  async findByPhoneForms(forms: string[], field: 'mob1' | 'mob2'): Promise<User[]> {
+    if (forms.length === 0) return []
+    if (field === 'mob1') return User.query().whereIn('phone', forms).limit(50)
+    const mysql = db.connection().dialect.name === 'mysql'
+    const mob2 = mysql
+      ? `CASE WHEN JSON_VALID(prefs) THEN JSON_UNQUOTE(JSON_EXTRACT(prefs, '$.mob2')) END`
+      : `CASE WHEN json_valid(prefs) THEN json_extract(prefs, '$.mob2') END`
+    const digits = [' ', '-', '.', '(', ')', '/'].reduce(
+      (expression, separator) => `REPLACE(${expression}, '${separator}', '')`,
+      mob2
+    )
+    return User.query()
+      .where('prefs', 'like', '%mob2%')
+      .whereRaw(`${digits} IN (${forms.map(() => '?').join(', ')})`, forms)
+      .limit(50)
+  }
+
   async verifyPassword(user: User, password: string) {
     return hash.verify(user.password, password)
   }

@@ -1,7 +1,7 @@
 import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
+import { BaseOperation, type Actor, type OperationContext } from '#core/rpc/base_operation'
 import { stamp } from '#core/rpc/wire'
 import { MessageService } from '../services/message_service.js'
 import { bookFields } from '../validators/params.js'
@@ -28,12 +28,26 @@ const validator = vine.compile(
 )
 
 /**
+ * A gateway's SMS names its book by its first word (4.A.3 sendMsg, b_c), which
+ * is not part of the message; a b_c given, or a gateway fixed to one book,
+ * leaves the text whole.
+ */
+function withoutBookWord(input: { msg?: string; b_c?: string }, actor: Actor) {
+  const word = /^\s*(\S+)\s*([\s\S]*)$/.exec(input.msg ?? '')
+  if (input.b_c || actor.restrictions.carnet_code || !word) return input
+  return { b_c: word[1], msg: word[2] }
+}
+
+/**
  * sendMsg: a new message, or an edit with msg_id. The socket's send message
- * (type 1) calls the same MessageService.send.
+ * (type 1) calls the same MessageService.send. An SMS gateway's sesskey may
+ * call it too (spec 5.A.6): the actor is then the sender u_c names (the
+ * gateways plugin resolves it), and the message is marked msgMethod `_sms`.
  */
 @inject()
 export default class SendMsg extends BaseOperation {
   static operation = 'sendMsg'
+  static auth = 'session_or_gateway' as const
   static writes = true
   static area = 'messages' as const
   static validator = validator
@@ -43,11 +57,12 @@ export default class SendMsg extends BaseOperation {
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    const { msg, b_c } = ctx.gateway ? withoutBookWord(input, ctx.actor!) : input
     const result = await this.messages.send(ctx.actor!, {
-      msg: input.msg,
+      msg,
       smid: input.msg_id,
       b_o: input.b_o,
-      b_c: input.b_c,
+      b_c,
       body: input.body,
       bodyHtml: input.bodyHtml ?? input.msgBodyHTML,
       nbMedias: input.nbMedias,
@@ -56,7 +71,7 @@ export default class SendMsg extends BaseOperation {
       // The test form of the live product labels the custom uuid `uid`.
       uuid: input.uuid || input.uid,
       msgType: input.msgType,
-      msgMethod: input.msgMethod,
+      msgMethod: input.msgMethod ?? (ctx.gateway ? '_sms' : undefined),
       msgColor: input.msgColor,
     })
     return {

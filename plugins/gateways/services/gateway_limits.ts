@@ -1,0 +1,52 @@
+import { errors, type Limiter, type LimiterManager } from '@adonisjs/limiter'
+import { rpcError } from '#core/rpc/errors'
+
+export interface GatewayLimitSettings {
+  ratePerGateway: number
+  ratePerSender: number
+  rateWindow: string | number
+}
+
+/**
+ * The gateways' rate limits (the kernel's limiter: in memory, or in Redis
+ * shared by every instance): requests per gateway number, and messages per
+ * sender number through any gateway, each within one window. Past a limit the
+ * request answers RATE_LIMITED with retryAfter and does nothing.
+ */
+export class GatewayLimits {
+  private perGateway: Limiter
+  private perSender: Limiter
+
+  constructor(limiter: LimiterManager<any>, settings: GatewayLimitSettings) {
+    this.perGateway = limiter.use({
+      requests: settings.ratePerGateway,
+      duration: settings.rateWindow,
+    })
+    this.perSender = limiter.use({
+      requests: settings.ratePerSender,
+      duration: settings.rateWindow,
+    })
+  }
+
+  /** One request of the gateway with this number (E.164). */
+  gateway(phone: string) {
+    return this.take(this.perGateway, `gateway:${phone}`, `requests from the gateway ${phone}`)
+  }
+
+  /** One message of the sender with this number (E.164). */
+  sender(phone: string) {
+    return this.take(this.perSender, `gateway-sender:${phone}`, `messages from ${phone}`)
+  }
+
+  private async take(limiter: Limiter, key: string, what: string) {
+    try {
+      await limiter.consume(key)
+    } catch (error) {
+      if (!(error instanceof errors.E_TOO_MANY_REQUESTS)) throw error
+      const retryAfter = Math.max(1, error.response.availableIn)
+      throw rpcError('RATE_LIMITED', `Too many ${what}: retry in ${retryAfter} seconds`, {
+        retryAfter,
+      })
+    }
+  }
+}
