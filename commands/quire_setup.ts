@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { BaseCommand } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
@@ -38,6 +37,7 @@ export default class QuireSetup extends BaseCommand {
 
     const { dataDir } = await import('#config/quire')
     const { UserService } = await import('#core/services/user_service')
+    const { passwordPolicy } = await import('#core/services/password_policy')
     const users = await this.app.container.make(UserService)
     const { default: User } = await import('#models/user')
     const credentialsFile = join(dataDir, 'demo-admin.json')
@@ -50,7 +50,8 @@ export default class QuireSetup extends BaseCommand {
       admin = {
         code: 'admin',
         email: 'admin@quire.local',
-        password: randomBytes(9).toString('base64url'),
+        // Meets the password policy whatever AUTH_PASSWORD_MIN_LENGTH says.
+        password: passwordPolicy.generate(),
       }
       const user = await users.create({
         ...admin,

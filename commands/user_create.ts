@@ -13,7 +13,9 @@ export default class UserCreate extends BaseCommand {
   @args.string({ description: 'E-mail address' })
   declare email: string
 
-  @args.string({ description: 'Password (8 characters or more)' })
+  @args.string({
+    description: 'Password (AUTH_PASSWORD_MIN_LENGTH characters or more, 8 by default)',
+  })
   declare password: string
 
   @flags.boolean({ description: 'Grant administrator rights' })
@@ -29,8 +31,11 @@ export default class UserCreate extends BaseCommand {
   declare lastName?: string
 
   async run() {
-    if (this.password.length < 8) {
-      this.logger.error('The password must have at least 8 characters')
+    // The one password policy (also enforced by UserService.create): refused before any write.
+    const { passwordPolicy } = await import('#core/services/password_policy')
+    const [problem] = passwordPolicy.problems(this.password)
+    if (problem) {
+      this.logger.error(problem)
       this.exitCode = 1
       return
     }

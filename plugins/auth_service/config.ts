@@ -68,9 +68,6 @@ export class AuthConfig {
     /** Wrong codes allowed on one setup or 2FA login token before it is burnt. */
     maxAttempts: 5,
   }
-  readonly password = {
-    minLength: env.get('AUTH_PASSWORD_MIN_LENGTH', 8),
-  }
   /** The kernel's login throttle (LOGIN_*): the password check is core's CredentialService. */
   readonly login = quireConfig.login
   readonly revokeOthers = {

@@ -6,9 +6,9 @@ import { UserService } from '#core/services/user_service'
 import { AccessService } from '#core/services/access_service'
 import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
 import { SessionService } from '#plugins/auth_service/services/session_service'
-import { LoginService } from '#plugins/auth_service/services/login_service'
 import { refusalAsFormError, validatedBody } from '#admin/forms'
 import { listQuery } from '#admin/list_query'
+import { passwordPolicy } from '#core/services/password_policy'
 
 const PER_PAGE = 25
 /** Delegations, sesskeys and auth-service sessions on a user's page. */
@@ -27,14 +27,13 @@ const newUser = vine.compile(
       .string()
       .trim()
       .regex(/^[A-Za-z0-9._@+-]{1,100}$/),
-    password: vine.string().minLength(8).maxLength(128),
+    // The length rules are the password policy's (AUTH_PASSWORD_MIN_LENGTH), checked below.
+    password: vine.string(),
     ...profile,
   })
 )
 const editUser = vine.compile(vine.object(profile))
-const newPassword = vine.compile(
-  vine.object({ password: vine.string().minLength(8).maxLength(128) })
-)
+const newPassword = vine.compile(vine.object({ password: vine.string() }))
 const disable = vine.compile(vine.object({ disabled: vine.boolean() }))
 const twoFactor = vine.compile(
   vine.object({ action: vine.enum(['require', 'optional', 'default', 'reset']) })
@@ -61,9 +60,15 @@ export default class UsersController {
     private users: UserService,
     private access: AccessService,
     private authUsers: AuthUserService,
-    private authSessions: SessionService,
-    private logins: LoginService
+    private authSessions: SessionService
   ) {}
+
+  /** The password policy's verdict as a form error on `password`; true when it was refused. */
+  private refusedPassword(ctx: HttpContext, password: string) {
+    const [problem] = passwordPolicy.problems(password)
+    if (problem) ctx.session.flash('errorsBag', { password: problem })
+    return Boolean(problem)
+  }
 
   private summary(user: User) {
     return {
@@ -121,7 +126,7 @@ export default class UsersController {
 
   async store(ctx: HttpContext) {
     const input = await validatedBody(ctx, newUser)
-    if (!input) return ctx.response.redirect().back()
+    if (!input || this.refusedPassword(ctx, input.password)) return ctx.response.redirect().back()
     const user = await refusalAsFormError(ctx, () => this.users.create(input))
     if (!user) return ctx.response.redirect().back()
     ctx.session.flash('notice', `User ${user.code} created`)
@@ -145,12 +150,7 @@ export default class UsersController {
   async password(ctx: HttpContext) {
     const user = await this.find(ctx)
     const input = await validatedBody(ctx, newPassword)
-    if (!input) return ctx.response.redirect().back()
-    const problems = this.logins.passwordProblems(input.password)
-    if (problems.length) {
-      ctx.session.flash('errorsBag', { password: problems[0] })
-      return ctx.response.redirect().back()
-    }
+    if (!input || this.refusedPassword(ctx, input.password)) return ctx.response.redirect().back()
     await this.users.setPassword(user, input.password)
     ctx.session.flash('notice', 'Password changed')
     return ctx.response.redirect().back()

@@ -14,6 +14,7 @@ import { HydrationCache } from '#core/hydration_cache'
 import type { StampService } from './stamp_service.js'
 import type { UserService } from './user_service.js'
 import type { CredentialService } from './credential_service.js'
+import { passwordPolicy } from './password_policy.js'
 import emitter from '@adonisjs/core/services/emitter'
 
 /** Emitted after commit when sessions are revoked: the realtime channel closes their sockets. */
@@ -156,11 +157,7 @@ export class AccessService {
     if (!this.settings.createUserAccount) {
       throw rpcError('ACCOUNT_CREATION_DISABLED', 'createUserAccount is not enabled on this server')
     }
-    if (pwd.length < 8)
-      throw rpcError(
-        'INVALID_PARAMETER',
-        'pwd must have at least 8 characters to create an account'
-      )
+    passwordPolicy.assert(pwd, 'pwd')
     const isEmail = login.includes('@')
     if (!isEmail && !/^\+?[\d\s().-]{6,}$/.test(login)) {
       throw rpcError(

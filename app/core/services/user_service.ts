@@ -11,6 +11,7 @@ import { readQuery } from '#core/native_sql'
 import { HydrationCache } from '#core/hydration_cache'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import { serializeUserInfo } from '#core/serializers/user_info_serializer'
+import { passwordPolicy } from './password_policy.js'
 
 export interface NewUser {
   code: string
@@ -154,6 +155,7 @@ export class UserService {
   }
 
   async create(input: NewUser): Promise<User> {
+    passwordPolicy.assert(input.password)
     const passwordHash = await hash.make(input.password)
     try {
       return await this.stamps.write(async ({ trx, stamp }) => {
@@ -235,6 +237,7 @@ export class UserService {
 
   /** Sets a new password (the admin console's reset; the auth service's forced change has its own path). */
   async setPassword(user: User, password: string) {
+    passwordPolicy.assert(password)
     const passwordHash = await hash.make(password)
     await this.stamps.write(async ({ trx, stamp }) => {
       user.useTransaction(trx)

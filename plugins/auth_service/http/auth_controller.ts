@@ -100,12 +100,6 @@ export default class AuthController {
   changePassword(ctx: HttpContext) {
     return respond(ctx, async () => {
       const input = await changePasswordValidator.validate(ctx.request.body())
-      const problems = this.logins.passwordProblems(input.password)
-      if (problems.length > 0) {
-        throw authError('validation_error', 'The new password does not meet the password policy', {
-          errors: { password: problems },
-        })
-      }
       return this.logins.changePassword(input)
     })
   }

@@ -6,6 +6,7 @@ import User from '#models/user'
 import { UserService } from '#core/services/user_service'
 import { StampService } from '#core/services/stamp_service'
 import { CredentialService } from '#core/services/credential_service'
+import { passwordPolicy } from '#core/services/password_policy'
 import { Clock } from './clock.js'
 import { AuthUserService, type AuthUserRow } from './auth_user_service.js'
 import { TotpService } from './totp_service.js'
@@ -38,7 +39,6 @@ interface PendingLogin {
 interface LoginSettings {
   setupTtlSeconds: number
   maxCodeAttempts: number
-  policies: PasswordPolicies
   throttle: { maxAttempts: number; window: string }
 }
 
@@ -47,14 +47,18 @@ function loginSettingsOf(config: AuthConfig): LoginSettings {
     setupTtlSeconds: config.ttl.setupSeconds,
     maxCodeAttempts: config.totp.maxAttempts,
     throttle: { maxAttempts: config.login.maxAttempts, window: config.login.window },
-    policies: {
-      minLength: config.password.minLength,
-      maxLength: 128,
-      requireUppercase: false,
-      requireLowercase: false,
-      requireDigit: false,
-      requireSymbol: false,
-    },
+  }
+}
+
+/** authenticationPolicies.password: core's one password policy, in the spec's shape. */
+function passwordPolicies(): PasswordPolicies {
+  return {
+    minLength: passwordPolicy.rules.minLength,
+    maxLength: passwordPolicy.rules.maxLength,
+    requireUppercase: false,
+    requireLowercase: false,
+    requireDigit: false,
+    requireSymbol: false,
   }
 }
 
@@ -210,6 +214,12 @@ export class LoginService {
 
   /** `POST {auth_url}/password/change`: the forced password change announced by mustChangePassword. */
   async changePassword(input: { password_reset_token: string; password: string }) {
+    const problems = passwordPolicy.problems(input.password)
+    if (problems.length > 0) {
+      throw authError('validation_error', 'The new password does not meet the password policy', {
+        errors: { password: problems },
+      })
+    }
     const pending = await this.loadPending('password_change', input.password_reset_token)
     const user = await this.users.findById(pending.userId)
     if (!user) throw authError('user_not_found', 'The account no longer exists')
@@ -224,21 +234,6 @@ export class LoginService {
     })
     await this.authUsers.update(user.id, { must_change_password: false })
     return { success: true, message: 'The password was changed' }
-  }
-
-  /** Checks a new password against authenticationPolicies: the messages, or none. */
-  passwordProblems(password: string): string[] {
-    const policy = this.settings.policies
-    const problems: string[] = []
-    if (password.length < policy.minLength)
-      problems.push(`The password must have at least ${policy.minLength} characters`)
-    if (password.length > policy.maxLength)
-      problems.push(`The password must have at most ${policy.maxLength} characters`)
-    return problems
-  }
-
-  get policies() {
-    return this.settings.policies
   }
 
   private async complete(
@@ -268,7 +263,7 @@ export class LoginService {
       uuid: authUser.uuid,
       request,
       passwordResetToken,
-      policies: this.settings.policies,
+      policies: passwordPolicies(),
     })
   }
 

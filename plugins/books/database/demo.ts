@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto'
 import app from '@adonisjs/core/services/app'
 import type { Actor } from '#core/rpc/base_operation'
 import { NO_RESTRICTIONS } from '#models/api_session'
 import type ApiSession from '#models/api_session'
 import type User from '#models/user'
 import { UserService } from '#core/services/user_service'
+import { passwordPolicy } from '#core/services/password_policy'
 import { BookService } from '../services/book_service.js'
 import { MemberService } from '../services/member_service.js'
 import { MessageService } from '../services/message_service.js'
@@ -38,7 +38,7 @@ export default async function seedBooksDemo({ adminId }: { adminId: number }) {
     (await users.create({
       code: 'camille',
       email: 'camille@quire.local',
-      password: randomBytes(12).toString('base64url'),
+      password: passwordPolicy.generate(),
       firstName: 'Camille',
       lastName: 'Martin',
     }))

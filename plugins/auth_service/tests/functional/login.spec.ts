@@ -10,6 +10,7 @@ import {
   authConfig,
   credentials,
 } from '../helpers.js'
+import { passwordPolicy } from '#core/services/password_policy'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -31,7 +32,7 @@ test.group('auth_service: password login', (group) => {
     assert.isFalse(body.mustChangePassword)
     assert.notProperty(body, 'passwordResetToken')
     assert.isObject(body.authenticationPolicies)
-    assert.equal(body.authenticationPolicies.password.minLength, authConfig.password.minLength)
+    assert.equal(body.authenticationPolicies.password.minLength, passwordPolicy.rules.minLength)
     assert.isFalse(body.twoFactorSetupRequired)
     assert.notProperty(body, 'redirect')
     assert.notProperty(body, 'form_post')
