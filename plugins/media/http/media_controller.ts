@@ -13,7 +13,13 @@ import { areaOfFile, enforceMediaRestrictions } from '../lib/areas.js'
 import { ByteCache } from '../lib/byte_cache.js'
 import { isDecodableImage } from '../lib/sniff.js'
 import { DerivativeService, ICONS_DIR, iconOf } from '../services/derivative_service.js'
-import { MediaService, urlName, type MediaFile } from '../services/media_service.js'
+import {
+  MediaService,
+  clientUuid,
+  isOpenUuid,
+  urlName,
+  type MediaFile,
+} from '../services/media_service.js'
 import { MediaStore } from '../services/media_store.js'
 import { ProfileService } from '../services/profile_service.js'
 import { heldFile, sendFile, sendStatus, shippedFile, type Servable } from './send_file.js'
@@ -112,7 +118,7 @@ export default class MediaController {
     if (form === 'ui') return this.profileImage(req, segments)
     if (!SIZES.has(size)) throw notFound()
     if (OPEN_FORMS.has(form)) {
-      const file = await this.findByName(segments)
+      const file = await this.findByName(segments, true)
       if (!file) throw notFound()
       return this.render(file, form === 'odn' ? 'full' : size, IMMUTABLE)
     }
@@ -178,11 +184,16 @@ export default class MediaController {
     return Number(segment)
   }
 
-  /** The name segment: right after the size, or after b_o and b_c (the oin example). */
-  private async findByName(segments: string[]) {
+  /**
+   * The name segment: right after the size, or after b_o and b_c (the oin
+   * example). The open forms take an internal name or a random (version 4)
+   * uuid only: a client's guessable uuid is no key (README, "Client uuids").
+   */
+  private async findByName(segments: string[], open = false) {
     for (const index of [2, 4]) {
-      const candidate = segments[index]
+      const candidate = segments[index]?.toLowerCase()
       if (!candidate) continue
+      if (open && clientUuid(candidate) && !isOpenUuid(candidate)) continue
       const file = await this.media.byName(candidate)
       if (file) return file
     }

@@ -67,6 +67,31 @@ export interface UploadTarget {
   bypassUrlTrigger?: boolean
 }
 
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+/** A random (version 4, RFC 9562 variant) uuid: the only client uuid the open /dbi forms accept. */
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+/** The client's uuid for a file, in canonical (lower-case) form; undefined when it is not a uuid. */
+export function clientUuid(value: string | undefined) {
+  const uuid = String(value ?? '')
+    .trim()
+    .toLowerCase()
+  return UUID_SHAPE.test(uuid) ? uuid : undefined
+}
+
+/**
+ * Whether a uuid may be the key of the open forms (in, dn, odn): a random
+ * (version 4) one. Server-made uuids are; a client's is kept in any version,
+ * but a guessable one (time-based, name-based) opens only the session-bound
+ * forms. Uniqueness is the store's: a uuid already used is refused.
+ */
+export const isOpenUuid = (uuid: string) => UUID_V4.test(uuid)
+
+const duplicateUuid = () =>
+  rpcError('INVALID_PARAMETER', 'Invalid parameter uuid: it already names another file', {
+    field: 'uuid',
+  })
+
 /** Wire `type` (2.5, 2.11): 'doc' for documents, 'media' for images, audio and video. */
 export const wireType = (kind: string) => (kind === 'doc' ? 'doc' : 'media')
 
@@ -113,7 +138,10 @@ export class MediaService {
    * of images from the header) and moves it into storage under a server-made
    * name. Nothing is recorded yet: the caller records it or discards it.
    */
-  async storeUpload(upload: { tmpPath: string; clientName: string; size: number }) {
+  async storeUpload(
+    upload: { tmpPath: string; clientName: string; size: number },
+    uuid: string = randomUUID()
+  ) {
     if (upload.size > mediaConfig.maxUploadBytes)
       throw rpcError(
         'PAYLOAD_TOO_LARGE',
@@ -144,7 +172,7 @@ export class MediaService {
     const key = `files/${internName.slice(0, 2)}/${internName}`
     await this.store.putFile(key, upload.tmpPath)
     return {
-      uuid: randomUUID(),
+      uuid,
       internName,
       key,
       originName: originName || `file.${found.ext}`,
@@ -163,7 +191,32 @@ export class MediaService {
     where: Pick<MediaFile, 'purpose'> &
       Partial<Pick<MediaFile, 'book_id' | 'smid' | 'row_id' | 'field_id'>>
   ): Promise<number> {
-    const [inserted] = await db
+    const [inserted] = await this.insertRow(stored, owner, where)
+    return Number(typeof inserted === 'object' ? inserted.id : inserted)
+  }
+
+  private async insertRow(
+    stored: StoredUpload,
+    owner: number,
+    where: Pick<MediaFile, 'purpose'> &
+      Partial<Pick<MediaFile, 'book_id' | 'smid' | 'row_id' | 'field_id'>>
+  ) {
+    try {
+      return await this.insertQuery(stored, owner, where)
+    } catch (error) {
+      // Two uploads naming one client uuid at once: the unique index keeps the first.
+      if (await this.uuidTaken(stored.uuid)) throw duplicateUuid()
+      throw error
+    }
+  }
+
+  private insertQuery(
+    stored: StoredUpload,
+    owner: number,
+    where: Pick<MediaFile, 'purpose'> &
+      Partial<Pick<MediaFile, 'book_id' | 'smid' | 'row_id' | 'field_id'>>
+  ) {
+    return db
       .table('media_files')
       .insert({
         uuid: stored.uuid,
@@ -186,7 +239,11 @@ export class MediaService {
         purpose: where.purpose,
       })
       .returning('id')
-    return Number(typeof inserted === 'object' ? inserted.id : inserted)
+  }
+
+  /** Whether a file (live or deleted) already has this uuid. */
+  private async uuidTaken(uuid: string) {
+    return Boolean(await db.from('media_files').where('uuid', uuid).select('id').first())
   }
 
   /** Undoes a store (and its record): a failed attach leaves no orphan file and no row. */
@@ -195,9 +252,9 @@ export class MediaService {
     await this.store.delete(stored.key).catch(() => {})
   }
 
-  async storeFirst(file: UploadedFile | undefined) {
+  async storeFirst(file: UploadedFile | undefined, uuid?: string) {
     if (!file) throw rpcError('MISSING_PARAMETER', 'Missing file part: qqfile', { field: 'qqfile' })
-    return this.storeUpload(file)
+    return this.storeUpload(file, uuid)
   }
 
   // ---- fileUpload ------------------------------------------------------------
@@ -210,7 +267,7 @@ export class MediaService {
    */
   async upload(actor: Actor, target: UploadTarget, file: UploadedFile | undefined) {
     const resolved = await this.resolveTarget(actor, target)
-    const stored = await this.storeFirst(file)
+    const stored = await this.storeFirst(file, resolved.fileUuid)
     return resolved.kind === 'message'
       ? this.attachToMessage(actor, resolved, stored)
       : this.attachToCell(actor, resolved, stored)
@@ -229,7 +286,14 @@ export class MediaService {
       { label: 'This upload', writes: true, area: cell ? 'tables' : 'messages' },
       target
     )
-    return cell ? this.cellTarget(actor, target) : this.messageTarget(actor, target)
+    const resolved = cell
+      ? await this.cellTarget(actor, target)
+      : await this.messageTarget(actor, target)
+    // The client's uuid names the file, unless it named the message (no smid: 2.14g).
+    const named = resolved.kind === 'message' && resolved.uuidNamesMessage
+    const fileUuid = named ? undefined : clientUuid(target.uuid)
+    if (fileUuid && (await this.uuidTaken(fileUuid))) throw duplicateUuid()
+    return { ...resolved, fileUuid }
   }
 
   private async messageTarget(actor: Actor, target: UploadTarget) {
@@ -240,7 +304,13 @@ export class MediaService {
     const located = await this.messages.locate(actor, target)
     await this.messages.assertCanChange(actor, located.book, located.row)
     if (located.row.del) throw rpcError('NOT_FOUND', 'Message not found')
-    return { kind: 'message' as const, smid: Number(located.row.smid), book: located.book }
+    return {
+      kind: 'message' as const,
+      smid: Number(located.row.smid),
+      book: located.book,
+      // Found by its uuid, or a client sending the message's uuid with its smid.
+      uuidNamesMessage: !target.smid || target.uuid === located.row.uuid,
+    }
   }
 
   private async attachToMessage(
@@ -401,6 +471,8 @@ export class MediaService {
   ) {
     const name = urlName({ origin_name: stored.originName, ext: stored.ext })
     const base = `${mediaConfig.publicUrl}${mediaConfig.urlPrefix}/dbi/in`
+    // The open URLs need an unguessable key: a client's non-random uuid is not one.
+    const key = isOpenUuid(stored.uuid) ? stored.uuid : stored.internName
     return {
       success: true,
       smid: where.smid ?? 0,
@@ -420,9 +492,9 @@ export class MediaService {
       name: stored.originName,
       filesize: stored.size,
       filetype: stored.mime,
-      url: `${base}/full/${stored.uuid}/${name}`,
-      gallery: `${base}/norm/${stored.uuid}/${name}`,
-      preview: `${base}/_tb/${stored.uuid}/${name}`,
+      url: `${base}/full/${key}/${name}`,
+      gallery: `${base}/norm/${key}/${name}`,
+      preview: `${base}/_tb/${key}/${name}`,
       sstamp: where.sstamp,
     }
   }
@@ -449,7 +521,7 @@ export class MediaService {
     if (cached && Date.now() - cached.at < mediaConfig.nameCacheMs) return cached.row
     let lookup = this.byNameLookups.get(name)
     if (!lookup) {
-      const column = /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(name) ? 'uuid' : 'intern_name'
+      const column = /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(name) ? 'uuid' : 'intern_name'
       const started: Promise<MediaFile | null> = db
         .from('media_files')
         .where(column, name)

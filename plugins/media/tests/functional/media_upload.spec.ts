@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
@@ -9,6 +10,7 @@ import {
   fetchPath,
   files,
   filesTable,
+  statusAt,
   upload,
 } from '../helpers/media.js'
 
@@ -291,5 +293,126 @@ test.group('fileUpload to a file cell', () => {
     assert.equal(image.status, 200)
     const size = await dimensions(image.bytes)
     assert.equal(size.width, 150)
+  })
+})
+
+test.group('fileUpload: the client’s uuid', () => {
+  test('a cell or message upload keeps the client’s uuid: answered, stored, served', async ({
+    assert,
+  }) => {
+    const { book, smid, base } = await fixture()
+    const { catId, fieldId } = await filesTable(book)
+    const cellUuid = randomUUID()
+    const inCell = ok(
+      await upload(
+        book.session,
+        { rowId: 'tmp1', fieldId, uuid: cellUuid },
+        { bytes: await files.png(), name: 'w.png' }
+      )
+    )
+    assert.equal(inCell.uuid, cellUuid)
+    assert.include(inCell.url, `/dbi/in/full/${cellUuid}/`)
+    const cell = await cellValue(book, catId, fieldId, inCell.row_id)
+    assert.equal(cell[0].uuid, cellUuid)
+    // The message form: with smid, the uuid is the file's (upper case is the same uuid).
+    const messageUuid = randomUUID()
+    const inMessage = ok(
+      await upload(
+        book.session,
+        { ...base, smid, uuid: messageUuid.toUpperCase() },
+        { bytes: await files.jpeg(), name: 'm.jpg' }
+      )
+    )
+    assert.equal(inMessage.uuid, messageUuid)
+    const row = await db.from('media_files').where('id', inMessage.id).first()
+    assert.equal(row.uuid, messageUuid)
+    for (const path of [
+      `/live/dbi/in/full/${messageUuid}`,
+      `/live/dbi/oin/full/${messageUuid}`,
+      `/live/dbi/in/tb/${cellUuid}`,
+    ]) {
+      const served = await fetchPath(path, { session: book.session })
+      assert.equal(served.status, 200, path)
+    }
+  })
+
+  test('a uuid already used is refused, nothing stored; the message’s own uuid names the message', async ({
+    assert,
+  }) => {
+    const { book, call, smid, base } = await fixture()
+    const uuid = randomUUID()
+    ok(await upload(book.session, { ...base, smid, uuid }, { bytes: files.pdf(), name: 'a.pdf' }))
+    const before = await db.from('media_files').count('* as n').first()
+    const again = await upload(
+      book.session,
+      { ...base, smid, uuid },
+      { bytes: files.pdf(), name: 'b.pdf' }
+    )
+    assert.equal(again.errorCode, 'INVALID_PARAMETER')
+    assert.include(again.errorMsg, 'uuid')
+    const after = await db.from('media_files').count('* as n').first()
+    assert.equal(Number(after.n), Number(before.n))
+    // Concurrent uploads naming one uuid: one is kept, the others are refused.
+    const shared = randomUUID()
+    const racing = await Promise.all(
+      Array.from({ length: 4 }, async () =>
+        upload(
+          book.session,
+          { ...base, smid, uuid: shared },
+          { bytes: await files.png(), name: 'r.png' }
+        )
+      )
+    )
+    assert.deepEqual(racing.map((answer) => answer.errorCode ?? 'ok').sort(), [
+      'INVALID_PARAMETER',
+      'INVALID_PARAMETER',
+      'INVALID_PARAMETER',
+      'ok',
+    ])
+    // A client sending the message's uuid with its smid names the message: the files get server uuids.
+    const sent = ok(await call('sendMsg', { ...base, msg: 'own uuid', uuid: randomUUID() }))
+    const files2 = []
+    for (const name of ['x.pdf', 'y.pdf'])
+      files2.push(
+        ok(
+          await upload(
+            book.session,
+            { ...base, smid: sent.createMessageId, uuid: sent.uuid },
+            { bytes: files.pdf(), name }
+          )
+        )
+      )
+    assert.notEqual(files2[0].uuid, sent.uuid)
+    assert.notEqual(files2[0].uuid, files2[1].uuid)
+  })
+
+  test('a non-random (not version 4) client uuid opens only the session-bound forms', async ({
+    assert,
+  }) => {
+    const { book, smid, base } = await fixture()
+    // A time-based (version 1) uuid: guessable, so no key to the open forms.
+    const timeBased = `6ba7b810-9dad-11d1-80b4-${randomUUID().slice(-12)}`
+    const answer = ok(
+      await upload(
+        book.session,
+        { ...base, smid, uuid: timeBased },
+        { bytes: await files.jpeg(), name: 't.jpg' }
+      )
+    )
+    assert.equal(answer.uuid, timeBased)
+    assert.include(answer.url, `/dbi/in/full/${answer.internName}/`)
+    assert.equal(await statusAt(`/live/dbi/in/full/${timeBased}`), 404)
+    assert.equal(await statusAt(new URL(answer.url).pathname), 200)
+    const bySession = await fetchPath(`/live/dbi/oin/full/${timeBased}`, { session: book.session })
+    assert.equal(bySession.status, 200)
+    // Something that is no uuid at all: a server uuid is answered.
+    const other = ok(
+      await upload(
+        book.session,
+        { ...base, smid, uuid: 'not-a-uuid' },
+        { bytes: await files.jpeg(), name: 'u.jpg' }
+      )
+    )
+    assert.match(other.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4/)
   })
 })
