@@ -43,6 +43,13 @@ const FORMS = new Set([
 ])
 /** Forms that need no session (4.A.4): the internal name or uuid is the key. */
 const OPEN_FORMS = new Set(['in', 'dn', 'odn'])
+/**
+ * Forms that answer the original whatever the size segment: the media-file
+ * forms (spec 4.A.4: "for the media-file forms the size currently has no
+ * effect") and the open-document forms.
+ */
+const ORIGINAL_FORMS = new Set(['oic', 'oii', 'oin', 'odc', 'odi', 'odn'])
+const sizeFor = (form: string, size: string) => (ORIGINAL_FORMS.has(form) ? 'full' : size)
 /** Forms that name a message: its attachments are part of the messages area. */
 const MESSAGE_FORMS = new Set(['ic', 'oic', 'dc', 'odc'])
 const BODY_LIMITS = { maxFormBytes: 1024 * 1024, maxFileBytes: 0 }
@@ -120,7 +127,7 @@ export default class MediaController {
     if (OPEN_FORMS.has(form)) {
       const file = await this.findByName(segments, true)
       if (!file) throw notFound()
-      return this.render(file, form === 'odn' ? 'full' : size, IMMUTABLE)
+      return this.render(file, sizeFor(form, size), IMMUTABLE)
     }
     const actor = await this.actorOf(req)
     if (!actor) throw new Refused(403)
@@ -130,7 +137,7 @@ export default class MediaController {
       const file = await this.findByName(segments)
       if (!file || !(await this.media.visibleTo(actor, file))) throw notFound()
       this.restrict(actor, areaOfFile(file))
-      return this.render(file, size, PRIVATE)
+      return this.render(file, sizeFor(form, size), PRIVATE)
     }
     const book = await this.bookFor(actor, segments[2], segments[3])
     let file: MediaFile | null = null
@@ -159,7 +166,7 @@ export default class MediaController {
     }
     if (!file) throw notFound()
     this.restrict(actor, areaOfFile(file), book.b_o, book.b_c)
-    return this.render(file, form.startsWith('od') ? 'full' : size, PRIVATE)
+    return this.render(file, sizeFor(form, size), PRIVATE)
   }
 
   /**

@@ -56,6 +56,27 @@ test.group('/dbi URLs', (group) => {
     assert.equal(await widthOf(byId.bytes), 400)
   })
 
+  test('the media-file forms (oic, oii, oin) answer the original whatever the size (4.A.4)', async ({
+    assert,
+  }) => {
+    const { book, big } = f
+    const at = `${book.b_o}/${book.b_c}`
+    for (const path of [
+      `/live/dbi/oic/norm/${at}/${f.smid}/1/wide.jpg`,
+      `/live/dbi/oii/tb/${at}/${big.id}`,
+      `/live/dbi/oin/cover/${big.uuid}`,
+      `/live/dbi/oin/_tb/${at}/${big.uuid}/wide.jpg`,
+    ]) {
+      const answer = await fetchPath(path, { session: book.session })
+      assert.equal(answer.status, 200, path)
+      assert.equal(answer.bytes.length, big.filesize, path)
+      assert.equal(await widthOf(answer.bytes), 2000, path)
+    }
+    // Control: the image forms apply the size.
+    const sized = await fetchPath(`/live/dbi/ic/norm/${at}/${f.smid}/1`, { session: book.session })
+    assert.equal(await widthOf(sized.bytes), 1500)
+  })
+
   test('EXIF orientation is applied and metadata stripped from derivatives', async ({ assert }) => {
     const answer = await fetchPath(`/live/dbi/in/full/${f.rotated.uuid}`)
     const original = await dimensions(answer.bytes)
