@@ -92,10 +92,9 @@ export default await Env.create(new URL('../', import.meta.url), {
   OUTBOX_SWEEP_GRACE_MS: Env.schema.number.optional(),
   OUTBOX_RETENTION_DAYS: Env.schema.number.optional(),
 
-  /** Webhooks (plugins/webhooks/README.md): request timeout (ms), ranges allowed despite the address check, api.php's bypassUrlTrigger default, failures before a subscription is disabled. */
+  /** Webhooks (plugins/webhooks/README.md): request timeout (ms), ranges allowed despite the address check, failed deliveries before a subscription is disabled. */
   WEBHOOKS_TIMEOUT_MS: Env.schema.number.optional(),
   WEBHOOKS_ALLOWED_RANGES: Env.schema.string.optional(),
-  WEBHOOKS_API_BYPASS_DEFAULT: Env.schema.boolean.optional(),
   WEBHOOKS_DISABLE_AFTER_FAILURES: Env.schema.number.optional(),
 
   /** Realtime channel (docs/socket.md): WebSocket path, frame size and rate limits, heartbeat, auth re-check. */

@@ -1,10 +1,21 @@
 import { definePlugin } from '#core/plugins/define_plugin'
 
-/** Webhooks fired by table writes (see README.md). */
+/** Webhooks: signed deliveries of table and book events through the kernel outbox (see README.md). */
 export default definePlugin({
   id: 'webhooks',
-  version: '0.1.0',
-  description: 'Webhooks fired by table writes',
-  dependsOn: ['tables'],
-  operations: {},
+  version: '0.2.0',
+  description: 'Webhooks (Standard Webhooks signatures) for table rows, comments and messages',
+  dependsOn: ['books', 'tables'],
+  operations: {
+    createWebhook: () => import('./operations/create_webhook.js'),
+    deleteWebhook: () => import('./operations/delete_webhook.js'),
+    getWebhookDeliveries: () => import('./operations/get_webhook_deliveries.js'),
+    listWebhooks: () => import('./operations/list_webhooks.js'),
+    redeliverWebhook: () => import('./operations/redeliver_webhook.js'),
+    rotateWebhookSecret: () => import('./operations/rotate_webhook_secret.js'),
+    testWebhook: () => import('./operations/test_webhook.js'),
+    updateWebhook: () => import('./operations/update_webhook.js'),
+  },
+  // Registers the `webhook` outbox channel and its part in the in-transaction topics.
+  provider: () => import('./provider.js'),
 })

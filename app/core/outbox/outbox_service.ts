@@ -200,7 +200,7 @@ export class OutboxService {
       )
       .update({
         state: 'sending',
-        attempts: this.db.raw('attempts + 1'),
+        attempts: this.db.knexRawQuery('attempts + 1'),
         lease_until: now + this.settings.leaseMs,
         updated_at: now,
       })

@@ -1,0 +1,25 @@
+import env from '#start/env'
+import { parseRanges } from './lib/address_guard.js'
+
+/** Settings of the webhooks plugin (env variables listed in README.md). */
+const webhooksConfig = {
+  /** One attempt's limit, connection to the end of the answer. */
+  timeoutMs: env.get('WEBHOOKS_TIMEOUT_MS', 10_000),
+  /**
+   * Ranges a webhook may reach although they are not public unicast
+   * (`10.0.0.0/8,fd00::/8`); empty by default. Tests allow loopback here.
+   */
+  allowedRanges: parseRanges(env.get('WEBHOOKS_ALLOWED_RANGES', '')),
+  /** Deliveries that failed for good, in a row, before the subscription is disabled. */
+  disableAfterFailures: env.get('WEBHOOKS_DISABLE_AFTER_FAILURES', 3),
+  /** Bytes of an answer read (the rest is dropped) and kept in the log. */
+  maxResponseBytes: 64 * 1024,
+  excerptBytes: 1024,
+  /** A rotated-out secret still signs (second signature) this long. */
+  rotationOverlapMs: 24 * 3600_000,
+  /** Subscriptions of another instance are noticed within this delay (SubscriptionIndex). */
+  indexTtlMs: 2000,
+  maxPerTarget: 20,
+}
+
+export default webhooksConfig

@@ -1,0 +1,376 @@
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import encryption from '@adonisjs/core/services/encryption'
+import ipaddr from 'ipaddr.js'
+import type { Actor } from '#core/rpc/base_operation'
+import { rpcError } from '#core/rpc/errors'
+import { OutboxService } from '#core/outbox/outbox_service'
+import { BookAccessService, type BookRef } from '#plugins/books/services/book_access_service'
+import { TableAccess } from '#plugins/tables/services/table_access'
+import webhooksConfig from '../config.js'
+import { refusal } from '../lib/address_guard.js'
+import { newSecret } from '../lib/signature.js'
+import { SubscriptionIndex } from './subscription_index.js'
+
+export const TABLE_EVENTS = ['row.created', 'row.updated', 'row.deleted', 'comment.created']
+export const BOOK_EVENTS = ['message.created', 'message.updated', 'message.deleted']
+export const CHANNEL = 'webhook'
+const SECRET_PURPOSE = 'webhooks.secret'
+
+export interface WebhookRow {
+  id: number
+  book_id: number
+  category_id: number | null
+  url: string
+  events: string
+  field_ids: string
+  description: string
+  active: boolean | number
+  is_trigger_url: boolean | number
+  secret: string
+  previous_secret: string | null
+  previous_until: number | null
+  created_by: number
+  consecutive_failures: number
+  disabled_reason: string | null
+  created_at: number
+  updated_at: number
+}
+
+/** A subscription with the book it belongs to (answers and checks). */
+export interface Subscription {
+  row: WebhookRow
+  book: BookRef
+}
+
+export interface TargetInput {
+  b_o?: string
+  b_c?: string
+  catId?: number
+}
+
+export interface WebhookInput {
+  url?: string
+  events?: string
+  fieldIds?: string
+  description?: string
+  active?: boolean
+}
+
+/** The recipient of a subscription's deliveries in the outbox. */
+export const recipientOf = (id: number) => `wh:${id}`
+
+/**
+ * Webhook subscriptions: who may manage them (the table's or the book's
+ * administrators), what they accept (http(s) URLs, known event types, fields
+ * of their table), their secrets (encrypted with APP_KEY, answered once).
+ */
+@inject()
+export class WebhookService {
+  constructor(
+    private tables: TableAccess,
+    private books: BookAccessService,
+    private index: SubscriptionIndex,
+    private outbox: OutboxService
+  ) {}
+
+  /** The table (catId) or book (b_c) named, checked for administration rights. */
+  async target(actor: Actor, input: TargetInput) {
+    if (input.catId) {
+      const scope = await this.tables.forCategory(actor, input.catId, 'admin', input.b_o)
+      return { book: scope.book, category: scope.category }
+    }
+    if (!input.b_c)
+      throw rpcError('MISSING_PARAMETER', 'Missing parameter: catId (a table) or b_c (a book)')
+    const book = await this.books.resolveFor(
+      actor,
+      input.b_o || actor.user.code,
+      input.b_c,
+      'admin'
+    )
+    return { book, category: null }
+  }
+
+  async create(actor: Actor, target: TargetInput, input: WebhookInput & { url: string }) {
+    const { book, category } = await this.target(actor, target)
+    const url = checkUrl(input.url)
+    const events = checkEvents(input.events ?? '', category !== null)
+    const fieldIds = checkFields(input.fieldIds, category)
+    const count = await db
+      .from('webhooks')
+      .where('book_id', book.id)
+      .where((where) =>
+        category ? where.where('category_id', category.id) : where.whereNull('category_id')
+      )
+      .count('* as total')
+      .first()
+    if (Number(count?.total ?? 0) >= webhooksConfig.maxPerTarget)
+      throw rpcError(
+        'CONFLICT',
+        `At most ${webhooksConfig.maxPerTarget} webhooks per table or book`
+      )
+    const secret = newSecret()
+    const now = Date.now()
+    const [id] = await db.table('webhooks').insert({
+      book_id: book.id,
+      category_id: category?.id ?? null,
+      url,
+      events: events.join(','),
+      field_ids: fieldIds.join(','),
+      description: input.description ?? '',
+      active: true,
+      secret: seal(secret),
+      created_by: actor.user.id,
+      created_at: now,
+      updated_at: now,
+    })
+    await this.index.reload()
+    const created = await this.find(Number(id))
+    return { subscription: created!, secret }
+  }
+
+  async list(actor: Actor, target: TargetInput) {
+    const { book, category } = await this.target(actor, target)
+    const rows = await db
+      .from('webhooks')
+      .where('book_id', book.id)
+      .where((where) =>
+        category ? where.where('category_id', category.id) : where.whereNull('category_id')
+      )
+      .orderBy('id')
+    return rows.map((row) => ({ row: row as WebhookRow, book }))
+  }
+
+  async find(id: number): Promise<Subscription | null> {
+    const row = (await db.from('webhooks').where('id', id).first()) as WebhookRow | null
+    if (!row) return null
+    const book = await this.books.findById(Number(row.book_id))
+    return book ? { row, book } : null
+  }
+
+  /** A subscription the actor administers (NOT_FOUND otherwise, as for a table one may not see). */
+  async owned(actor: Actor, id: number): Promise<Subscription> {
+    const found = await this.find(id)
+    if (!found) throw rpcError('NOT_FOUND', `Webhook ${id} not found`)
+    if (found.row.category_id)
+      await this.tables.forCategory(actor, Number(found.row.category_id), 'admin')
+    else await this.books.assert(actor, found.book, 'admin')
+    return found
+  }
+
+  async update(actor: Actor, id: number, input: WebhookInput) {
+    const { row } = await this.owned(actor, id)
+    const category = row.category_id
+      ? (await this.tables.forCategory(actor, Number(row.category_id), 'admin')).category
+      : null
+    const changes: Record<string, unknown> = { updated_at: Date.now() }
+    if (input.url !== undefined) changes.url = checkUrl(input.url)
+    if (input.events !== undefined)
+      changes.events = checkEvents(input.events, category !== null).join(',')
+    if (input.fieldIds !== undefined)
+      changes.field_ids = checkFields(input.fieldIds, category).join(',')
+    if (input.description !== undefined) changes.description = input.description
+    if (input.active !== undefined) {
+      changes.active = input.active
+      if (input.active) {
+        changes.consecutive_failures = 0
+        changes.disabled_reason = null
+      }
+    }
+    await db.from('webhooks').where('id', id).update(changes)
+    if (input.active === false) await this.outbox.cancelPending(CHANNEL, recipientOf(id))
+    await this.index.reload()
+    return (await this.find(id))!
+  }
+
+  async delete(actor: Actor, id: number) {
+    await this.owned(actor, id)
+    await db.from('webhooks').where('id', id).delete()
+    await this.outbox.cancelPending(CHANNEL, recipientOf(id))
+    await this.index.reload()
+  }
+
+  /** A new secret; the old one keeps signing (a second signature) for 24 hours. */
+  async rotate(actor: Actor, id: number) {
+    const { row } = await this.owned(actor, id)
+    const secret = newSecret()
+    const now = Date.now()
+    await db
+      .from('webhooks')
+      .where('id', id)
+      .update({
+        secret: seal(secret),
+        previous_secret: row.secret,
+        previous_until: now + webhooksConfig.rotationOverlapMs,
+        updated_at: now,
+      })
+    return { subscription: (await this.find(id))!, secret }
+  }
+
+  /** The secrets that sign now: the current one, and a rotated-out one during its overlap. */
+  signingSecrets(row: WebhookRow, now = Date.now()): string[] {
+    const secrets = [unseal(row.secret)]
+    if (row.previous_secret && Number(row.previous_until ?? 0) > now)
+      secrets.push(unseal(row.previous_secret))
+    return secrets
+  }
+
+  /**
+   * updateTable's triggerUpdateUrl: the table's own row webhook for that URL
+   * (created, or its URL changed; an empty URL disables it). Its secret is
+   * readable later only by rotating it (rotateWebhookSecret).
+   */
+  async setTriggerUrl(actor: Actor, catId: number, url: string) {
+    const existing = (await db
+      .from('webhooks')
+      .where('category_id', catId)
+      .where('is_trigger_url', true)
+      .first()) as WebhookRow | null
+    if (url.trim() === '') {
+      if (existing) await this.update(actor, Number(existing.id), { active: false })
+      return
+    }
+    if (existing) {
+      await this.update(actor, Number(existing.id), { url, active: true })
+      return
+    }
+    const created = await this.create(
+      actor,
+      { catId },
+      { url, events: 'row.created,row.updated,row.deleted', description: 'triggerUpdateUrl' }
+    )
+    await db
+      .from('webhooks')
+      .where('id', created.subscription.row.id)
+      .update({ is_trigger_url: true })
+  }
+
+  /** The trigger URLs of some tables (getBookTables' triggerUpdateUrl). */
+  async triggerUrls(categoryIds: number[]): Promise<Map<number, string>> {
+    const map = new Map<number, string>()
+    if (categoryIds.length === 0) return map
+    const rows = await db
+      .from('webhooks')
+      .whereIn('category_id', categoryIds)
+      .where('is_trigger_url', true)
+      .where('active', true)
+      .select('category_id', 'url')
+    for (const row of rows) map.set(Number(row.category_id), row.url)
+    return map
+  }
+
+  /** A delivery failed for good: counts, and disables the subscription after too many in a row. */
+  async noteFailure(id: number, reason: string, disableNow = false) {
+    const row = (await db.from('webhooks').where('id', id).first()) as WebhookRow | null
+    if (!row) return
+    const failures = Number(row.consecutive_failures) + 1
+    const disable = disableNow || failures >= webhooksConfig.disableAfterFailures
+    await db
+      .from('webhooks')
+      .where('id', id)
+      .update({
+        consecutive_failures: failures,
+        ...(disable ? { active: false, disabled_reason: reason.slice(0, 500) } : {}),
+        updated_at: Date.now(),
+      })
+    if (disable) {
+      await this.outbox.cancelPending(CHANNEL, recipientOf(id))
+      await this.index.reload()
+    }
+  }
+
+  async noteSuccess(id: number) {
+    await db
+      .from('webhooks')
+      .where('id', id)
+      .where('consecutive_failures', '>', 0)
+      .update({ consecutive_failures: 0 })
+  }
+}
+
+function seal(secret: string) {
+  return encryption.encrypt(secret, undefined, SECRET_PURPOSE)
+}
+
+function unseal(sealed: string): string {
+  const secret = encryption.decrypt<string>(sealed, SECRET_PURPOSE)
+  if (!secret) throw new Error('webhook secret could not be decrypted (APP_KEY changed?)')
+  return secret
+}
+
+/** http(s) only; a literal address must be public (names are checked when connecting). */
+export function checkUrl(text: string): string {
+  const value = text.trim()
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw rpcError('INVALID_PARAMETER', 'Invalid parameter url: not a URL', { field: 'url' })
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw rpcError('INVALID_PARAMETER', 'Invalid parameter url: only http and https URLs', {
+      field: 'url',
+    })
+  if (url.username || url.password)
+    throw rpcError('INVALID_PARAMETER', 'Invalid parameter url: no credentials in the URL', {
+      field: 'url',
+    })
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  if (ipaddr.isValid(host)) {
+    const why = refusal(host, webhooksConfig.allowedRanges)
+    if (why) throw rpcError('INVALID_PARAMETER', `Invalid parameter url: ${why}`, { field: 'url' })
+  }
+  return url.toString()
+}
+
+export function checkEvents(text: string, table: boolean): string[] {
+  const allowed = table ? TABLE_EVENTS : BOOK_EVENTS
+  const events = [
+    ...new Set(
+      text
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean)
+    ),
+  ]
+  if (events.length === 0)
+    throw rpcError('MISSING_PARAMETER', 'Missing parameter: events', { field: 'events' })
+  const unknown = events.find((event) => !allowed.includes(event))
+  if (unknown)
+    throw rpcError(
+      'INVALID_PARAMETER',
+      `Invalid parameter events: "${unknown}" is not one of ${allowed.join(', ')}`,
+      { field: 'events' }
+    )
+  return events
+}
+
+function checkFields(
+  text: string | undefined,
+  category: { id: number; name: string; fields: { id: number }[] } | null
+): number[] {
+  const parts = (text ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+  if (parts.length === 0) return []
+  if (!category)
+    throw rpcError('INVALID_PARAMETER', 'Invalid parameter fieldIds: only for a table', {
+      field: 'fieldIds',
+    })
+  const known = new Set(category.fields.map((field) => field.id))
+  return [
+    ...new Set(
+      parts.map((part) => {
+        const id = Number(part)
+        if (!/^\d+$/.test(part) || !known.has(id))
+          throw rpcError(
+            'INVALID_PARAMETER',
+            `Invalid parameter fieldIds: ${part} is not a field of table "${category.name}"`,
+            { field: 'fieldIds' }
+          )
+        return id
+      })
+    ),
+  ]
+}
