@@ -24,6 +24,7 @@ export default definePlugin({
     editTableValueComments: () => import('./operations/edit_table_value_comments.js'),
     getBookTables: () => import('./operations/get_book_tables.js'),
     getNamedTableValues: () => import('./operations/get_named_table_values.js'),
+    getReferenceFieldValues: () => import('./operations/get_reference_field_values.js'),
     getTablePivotValues: () => import('./operations/get_table_pivot_values.js'),
     getTableRows: () => import('./operations/get_table_rows.js'),
     getTableValueComments: () => import('./operations/get_table_value_comments.js'),

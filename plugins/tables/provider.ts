@@ -6,6 +6,7 @@ import { ComputedFields } from './services/computed_fields.js'
 import { MetaService } from './services/meta_service.js'
 import { PivotService } from './services/pivot_service.js'
 import { RecomputeService } from './services/recompute_service.js'
+import { ReferenceValuesService } from './services/reference_values_service.js'
 import { RowDeletes } from './services/row_deletes.js'
 import { RowWriter } from './services/row_writer.js'
 import { RowsService } from './services/rows_service.js'
@@ -39,6 +40,7 @@ export default class TablesProvider {
       ValuesService,
       StructureService,
       PivotService,
+      ReferenceValuesService,
     ])
   }
 }

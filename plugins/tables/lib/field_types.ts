@@ -52,8 +52,9 @@ export interface FieldOptions {
   withTime?: boolean
   /** double: display format (client side), e.g. '0.00'. */
   numformat?: string
-  /** link: the linked category. */
+  /** link: the linked category, and the view of it whose rows the link may point to (0 or absent: all). */
   linkCatId?: number
+  linkViewId?: number
   /** lookup, rollup: the link field of this category to go through, and the field read in the linked category. */
   linkFieldId?: number
   targetFieldId?: number

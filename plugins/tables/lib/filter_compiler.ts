@@ -222,7 +222,7 @@ export const canonicalPredicate = (raw: unknown) => {
 }
 
 /** `!` escapes LIKE wildcards: a backslash would itself need escaping in MySQL string literals. */
-const likeEscape = (text: string) => text.replace(/[!%_]/g, (char) => `!${char}`)
+export const likeEscape = (text: string) => text.replace(/[!%_]/g, (char) => `!${char}`)
 
 const invalid = (message: string) => rpcError('INVALID_PARAMETER', message)
 

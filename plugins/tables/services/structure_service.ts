@@ -361,7 +361,7 @@ export class StructureService {
         throw invalid('options.resultType is number or text')
       options.resultType = String(given.resultType) as 'number' | 'text'
     }
-    for (const key of ['linkCatId', 'linkFieldId', 'targetFieldId'] as const) {
+    for (const key of ['linkCatId', 'linkFieldId', 'targetFieldId', 'linkViewId'] as const) {
       if (given[key] !== undefined) options[key] = this.int(given[key], `options.${key}`)
     }
     if (given.rollup !== undefined) {
@@ -375,6 +375,9 @@ export class StructureService {
       const target = await this.meta.category(options.linkCatId)
       if (!target || target.form.id !== category.formId)
         throw invalid(`options.linkCatId ${options.linkCatId} is not a table of this book`)
+      // linkViewId (0: none) restricts the rows a link may point to (getReferenceFieldValues).
+      if (options.linkViewId && !target.category.views.some((v) => v.id === options.linkViewId))
+        throw invalid(`options.linkViewId ${options.linkViewId} is not a view of the linked table`)
     }
     if (type === 'lookup' || type === 'rollup') {
       const link = category.fields.find(
