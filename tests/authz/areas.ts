@@ -23,10 +23,6 @@ export const OPERATION_AREAS: Record<string, ExpectedArea> = {
   getOrCreateSessKey: 'none',
   dropAllSessions: 'none',
   getUserInfo: 'none',
-  // SMS gateways and push devices.
-  registerSMSGateway: 'none',
-  unregisterSMSGateway: 'none',
-  updatePushId: 'none',
   // Books and their members.
   acceptInvitation: 'none',
   archiveBook: 'none',
