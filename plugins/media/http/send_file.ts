@@ -17,6 +17,18 @@ export interface Servable {
   open(range?: { start: number; end: number }): Promise<Readable>
 }
 
+/**
+ * Every /dbi and upload answer: a served file is a sandboxed document of no
+ * origin that may load nothing and run no script (a PDF with JavaScript, an
+ * HTML file, an SVG are inert even when opened on the console's origin). It
+ * allows only what the browser's own viewers need to show the file itself:
+ * the image or media element of an image, audio or video document (Chromium
+ * loads them under img-src / media-src), the embedded viewer of a PDF
+ * (object-src), and the inline style of those generated documents.
+ */
+export const MEDIA_CSP =
+  "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; object-src 'self'; style-src 'unsafe-inline'"
+
 /** Files shipped with the plugin (a few small icons), read once. */
 const shipped = new Map<string, { bytes: Buffer; lastModified: Date }>()
 
@@ -85,6 +97,7 @@ export function sendStatus(res: ServerResponse, status: 403 | 404 | 500) {
     'Content-Type': 'text/plain',
     'Content-Length': '0',
     'Cache-Control': 'no-store',
+    'Content-Security-Policy': MEDIA_CSP,
   })
   res.end()
 }
@@ -104,6 +117,7 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
     'Cache-Control': file.cacheControl,
     'Accept-Ranges': 'bytes',
     'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': MEDIA_CSP,
   }
   const ifNoneMatch = req.headers['if-none-match']
   const ifModifiedSince = req.headers['if-modified-since']
@@ -124,7 +138,11 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
   const ifRange = req.headers['if-range']
   if (range && ifRange && ifRange !== etag && ifRange !== headers['Last-Modified']) range = null
   if (range === 'unsatisfiable') {
-    res.writeHead(416, { 'Content-Range': `bytes */${file.size}`, 'Content-Length': '0' })
+    res.writeHead(416, {
+      'Content-Range': `bytes */${file.size}`,
+      'Content-Length': '0',
+      'Content-Security-Policy': MEDIA_CSP,
+    })
     res.end()
     return
   }

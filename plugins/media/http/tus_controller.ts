@@ -13,6 +13,7 @@ import { mergeParams, parseBody, parseQuery, type Params } from '#core/rpc/param
 import { AccessService } from '#core/services/access_service'
 import { UserService } from '#core/services/user_service'
 import mediaConfig from '../config.js'
+import { MEDIA_CSP } from './send_file.js'
 import { MediaService, type UploadTarget } from '../services/media_service.js'
 import { TusUploads, openSesskey, sealSesskey } from '../services/tus_uploads.js'
 
@@ -95,6 +96,8 @@ export default class TusController {
   }
 
   async handle(ctx: HttpContext) {
+    // Every upload answer (tus sets its own headers after this one, never this).
+    ctx.response.response.setHeader('Content-Security-Policy', MEDIA_CSP)
     await this.server.handle(ctx.request.request, ctx.response.response)
   }
 
@@ -185,6 +188,7 @@ export default class TusController {
       res.writeHead(status, {
         'Content-Type': 'application/json',
         'Cache-Control': 'no-store',
+        'Content-Security-Policy': MEDIA_CSP,
       })
       res.end(body === undefined ? '' : JSON.stringify(body))
     }

@@ -309,3 +309,48 @@ test.group('resumableUpload (api.php)', () => {
     assert.equal(answer.protocol, 'tus/1.0.0')
   })
 })
+
+/** The headers of a tus request to `url`. */
+async function tusHeaders(url: string, init: RequestInit) {
+  const response = await fetch(url, { ...init, headers: { ...TUS, ...init.headers } })
+  await response.arrayBuffer()
+  return { status: response.status, headers: response.headers }
+}
+
+test.group('resumableUpload (tus): answer headers', () => {
+  test('every upload answer carries the sandbox Content-Security-Policy', async ({ assert }) => {
+    const { book, meta } = await fixture()
+    const bytes = files.pdf()
+    const creation = await tusHeaders(`${serverUrl()}/live/upload`, {
+      method: 'POST',
+      headers: { 'Upload-Length': String(bytes.length), 'Upload-Metadata': metadataHeader(meta) },
+    })
+    const url = creation.headers.get('location')!
+    const answers = [
+      creation,
+      await tusHeaders(url, { method: 'HEAD' }),
+      await tusHeaders(url, {
+        method: 'PATCH',
+        headers: { 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+        body: bytes,
+      }),
+      await tusHeaders(`${serverUrl()}/live/upload`, {
+        method: 'POST',
+        headers: { 'Upload-Length': '5', 'Upload-Metadata': metadataHeader({ o_u: 'nobody' }) },
+      }),
+    ]
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [201, 200, 204, 403]
+    )
+    const id = url.replace(/^.*\//, '')
+    const query = new URLSearchParams({ o_u: book.session.o_u, sesskey: book.session.sesskey })
+    const meta2 = await fetch(`${serverUrl()}/live/upload/upload_meta/${id}?${query}`)
+    await meta2.arrayBuffer()
+    for (const headers of [...answers.map((answer) => answer.headers), meta2.headers]) {
+      const policy = headers.get('content-security-policy') ?? ''
+      assert.match(policy, /^sandbox; default-src 'none'/)
+      assert.notMatch(policy, /allow-scripts|script-src|unsafe-eval/)
+    }
+  })
+})

@@ -77,6 +77,37 @@ test.group('/dbi URLs', (group) => {
     assert.equal(await widthOf(sized.bytes), 1500)
   })
 
+  test('every answer carries the sandbox Content-Security-Policy: no script, even for a PDF', async ({
+    assert,
+  }) => {
+    const { book, pdf, big, video } = f
+    const at = `${book.b_o}/${book.b_c}`
+    const answers = [
+      await fetchPath(`/live/dbi/odn/full/${pdf.uuid}/x.pdf`),
+      await fetchPath(`/live/dbi/in/norm/${big.uuid}`),
+      await fetchPath(`/live/dbi/oii/full/${at}/${video.id}`, {
+        session: book.session,
+        headers: { Range: 'bytes=0-9' },
+      }),
+      await fetchPath(`/live/dbi/oii/full/${at}/${video.id}`, {
+        session: book.session,
+        headers: { Range: `bytes=${video.filesize + 9}-` },
+      }),
+      await fetchPath(`/live/dbi/dn/tb/${pdf.uuid}`),
+      await fetchPath(`/live/dbi/ic/tb/${at}/${f.smid}/1`),
+      await fetchPath(`/live/dbi/in/tb/00000000-0000-4000-8000-000000000000`),
+    ]
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200, 200, 206, 416, 200, 403, 404]
+    )
+    for (const answer of answers) {
+      const policy = answer.headers.get('content-security-policy') ?? ''
+      assert.match(policy, /^sandbox; default-src 'none'/)
+      assert.notMatch(policy, /allow-scripts|script-src|unsafe-eval/)
+    }
+  })
+
   test('EXIF orientation is applied and metadata stripped from derivatives', async ({ assert }) => {
     const answer = await fetchPath(`/live/dbi/in/full/${f.rotated.uuid}`)
     const original = await dimensions(answer.bytes)
