@@ -2,28 +2,21 @@ import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type Actor, type OperationContext } from '#core/rpc/base_operation'
-import { stamp } from '#core/rpc/wire'
+import { looseText, stamp } from '#core/rpc/wire'
 import { MessageService } from '../services/message_service.js'
-import { bookFields } from '../validators/params.js'
+import { messageBodies, messageFields } from '../validators/params.js'
 
+/**
+ * The message's fields are read by the rules the socket's send message (type 1) reads them with
+ * (messageFields, one fragment for both); msg_id, uid, msgType and msgMethod are api.php's own.
+ */
 const validator = vine.compile(
   vine.object({
-    ...bookFields,
-    msg: vine.string().optional(),
+    ...messageFields,
     msg_id: stamp().optional(),
-    body: vine.string().optional(),
-    bodyHtml: vine.string().optional(),
-    msgBodyHTML: vine.string().optional(),
-    nbMedias: stamp().optional(),
-    nbDocs: stamp().optional(),
-    uuid: vine.string().trim().optional(),
-    uid: vine.string().trim().optional(),
-    msgType: vine.string().trim().optional(),
-    msgMethod: vine.string().trim().optional(),
-    msgColor: vine.string().trim().optional(),
-    // A JSON object, its text, bracket form, or null / "null" to remove the
-    // event: read as received, EventService.parse checks it (as for socket type 1).
-    event: vine.any().nullable().optional(),
+    uid: looseText().trim().optional(),
+    msgType: looseText().trim().optional(),
+    msgMethod: looseText().trim().optional(),
   })
 )
 
@@ -63,8 +56,7 @@ export default class SendMsg extends BaseOperation {
       smid: input.msg_id,
       b_o: input.b_o,
       b_c,
-      body: input.body,
-      bodyHtml: input.bodyHtml ?? input.msgBodyHTML,
+      ...messageBodies(input),
       nbMedias: input.nbMedias,
       nbDocs: input.nbDocs,
       event: input.event,

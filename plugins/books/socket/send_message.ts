@@ -3,31 +3,19 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { SocketHandler, type SocketContext } from '#core/socket/socket_handler'
 import { MessageType } from '#core/socket/protocol'
-import { flag, looseText, stamp } from '#core/rpc/wire'
+import { flag, stamp } from '#core/rpc/wire'
 import { MessageService } from '../services/message_service.js'
+import { messageBodies, messageFields } from '../validators/params.js'
 
 /**
- * The frame's fields, with the rules sendMsg reads the same values with on
- * api.php (ids and counts are stamps, del a flag). `event` is read as
- * received (a JSON object, its text, or null to remove the event): the
- * events service checks it, for both entry points.
+ * The message's fields are read by the rules sendMsg reads them with on api.php (messageFields,
+ * one fragment for both); smid (0 for a new message) and del are the frame's own.
  */
 const validator = vine.compile(
   vine.object({
-    uuid: looseText().trim().optional(),
+    ...messageFields,
     smid: stamp().optional(),
-    msg: looseText().optional(),
     del: flag().optional(),
-    b_o: looseText().trim().optional(),
-    b_c: looseText().trim().optional(),
-    msgBody: looseText().optional(),
-    body: looseText().optional(),
-    msgBodyHTML: looseText().optional(),
-    bodyHtml: looseText().optional(),
-    nbMedias: stamp().optional(),
-    nbDocs: stamp().optional(),
-    event: vine.any().nullable().optional(),
-    msgColor: looseText().optional(),
   })
 )
 
@@ -55,8 +43,7 @@ export default class SendMessage extends SocketHandler {
       smid: input.smid && input.smid > 0 ? input.smid : undefined,
       b_o: input.b_o,
       b_c: input.b_c,
-      body: input.msgBody ?? input.body,
-      bodyHtml: input.msgBodyHTML ?? input.bodyHtml,
+      ...messageBodies(input),
       nbMedias: input.nbMedias,
       nbDocs: input.nbDocs,
       event: input.event,

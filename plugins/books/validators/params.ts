@@ -1,13 +1,51 @@
 import vine from '@vinejs/vine'
 import { rpcError } from '#core/rpc/errors'
-import { object, text } from '#core/rpc/wire'
+import { looseText, object, stamp, text } from '#core/rpc/wire'
 
 export { bookOf } from '../services/book_access_service.js'
 
-/** b_o and b_c, both optional on the wire (see bookOf). */
+/**
+ * b_o and b_c, both optional on the wire (see bookOf), read with the rule the socket's system
+ * messages read them with (text()): trimmed, blank is "not given", a JSON number is read as its
+ * digits; a list or an object is refused.
+ */
 export const bookFields = {
-  b_o: vine.string().trim().optional(),
-  b_c: vine.string().trim().optional(),
+  b_o: text().optional(),
+  b_c: text().optional(),
+}
+
+/**
+ * A message as sendMsg (api.php) and the socket's send message (type 1) both read it: one set of
+ * rules, so a value gets the same verdict on both entry points
+ * (tests/functional/socket/same_verdict.spec.ts). Texts follow the kernel's text rules: a JSON
+ * number or boolean is read as its text (JSON bodies and frames carry JSON values, forms carry
+ * text), a list or an object is refused (INVALID_PARAMETER). Message texts are kept as sent;
+ * uuid and msgColor are trimmed. Lengths (msg, body + bodyHtml, msgColor, uuid) and the content a
+ * new message needs are checked by MessageWriter, for both. `event` is read as received (a JSON
+ * object, its text, bracket form, or null / "null" to remove it): EventService.parse checks it.
+ */
+export const messageFields = {
+  ...bookFields,
+  msg: looseText().optional(),
+  body: looseText().optional(),
+  msgBody: looseText().optional(),
+  bodyHtml: looseText().optional(),
+  msgBodyHTML: looseText().optional(),
+  nbMedias: stamp().optional(),
+  nbDocs: stamp().optional(),
+  uuid: looseText().trim().optional(),
+  msgColor: looseText().trim().optional(),
+  event: vine.any().nullable().optional(),
+}
+
+/** A message's bodies, whichever spelling was sent (the spec's example spells `msgBody`). */
+export function messageBodies(input: {
+  body?: string
+  msgBody?: string
+  bodyHtml?: string
+  msgBodyHTML?: string
+}) {
+  return { body: input.body ?? input.msgBody, bodyHtml: input.bodyHtml ?? input.msgBodyHTML }
 }
 
 /**

@@ -2,19 +2,11 @@ import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
-import { flag, stamp, text } from '#core/rpc/wire'
 import { RowsService } from '../services/rows_service.js'
-import { ownerField } from '../validators/params.js'
+import { cellFields } from '../validators/params.js'
 
-const validator = vine.compile(
-  vine.object({
-    ...ownerField,
-    rowId: text(),
-    fieldId: stamp(),
-    value: vine.any().optional(),
-    bypassUrlTrigger: flag().optional(),
-  })
-)
+/** The socket's update table value (type 13) reads the same fields with these rules. */
+const validator = vine.compile(vine.object(cellFields))
 
 /** updateTableValue: one cell; a rowId starting with `tmp` creates a row in the field's table. */
 @inject()

@@ -3,23 +3,11 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { SocketHandler, type SocketContext } from '#core/socket/socket_handler'
 import { MessageType } from '#core/socket/protocol'
-import { flag, looseText, stamp, text } from '#core/rpc/wire'
 import { RowsService } from '../services/rows_service.js'
+import { cellFields } from '../validators/params.js'
 
-/**
- * The frame's fields, with the rules updateTableValue reads the same values
- * with on api.php: rowId a non-blank text (a row id or `tmp...`; a JSON
- * number is read as its digits), fieldId an id, bypassUrlTrigger a flag.
- */
-const validator = vine.compile(
-  vine.object({
-    b_o: looseText().trim().optional(),
-    rowId: text(),
-    fieldId: stamp(),
-    value: vine.any().optional(),
-    bypassUrlTrigger: flag().optional(),
-  })
-)
+/** The frame's fields, read by the rules updateTableValue reads them with (cellFields). */
+const validator = vine.compile(vine.object(cellFields))
 
 /**
  * Update table value (type 13, docs/spec/service-interface.md part 6): one cell, as updateTableValue;

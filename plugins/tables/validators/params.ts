@@ -1,5 +1,5 @@
 import vine from '@vinejs/vine'
-import { flag, int, looseText, object, stamp } from '#core/rpc/wire'
+import { flag, int, looseText, object, stamp, text } from '#core/rpc/wire'
 import { TABLE_LIMITS } from '../lib/limits.js'
 
 /**
@@ -10,8 +10,28 @@ import { TABLE_LIMITS } from '../lib/limits.js'
  * `card=`, `calendar=`, `hiddenFields=` clear a view's setting, and filterRowIds also takes `1,2,3` / `!1,2,3`.
  */
 
-/** The owner of the table's book: optional, checked against the table when given. */
-export const ownerField = { b_o: vine.string().optional() }
+/**
+ * The owner of the table's book: optional, checked against the table when given. Read with the
+ * rule createTable and getBookTables read it with (text()): trimmed, blank is "not given", a JSON
+ * number is read as its digits; a list or an object is refused.
+ */
+export const ownerField = { b_o: text().optional() }
+
+/**
+ * One cell write, as updateTableValue (api.php) and the socket's update table value (type 13)
+ * both read it: one set of rules, so a value gets the same verdict on both entry points
+ * (tests/functional/socket/same_verdict.spec.ts). rowId is a non-blank text (a row id, or `tmp...`
+ * to create a row; a JSON number, as socket clients send it, is read as its digits), fieldId an
+ * id (digits or a JSON number), value as sent (the field's type reads it, RowWriter), and
+ * bypassUrlTrigger a flag.
+ */
+export const cellFields = {
+  ...ownerField,
+  rowId: text(),
+  fieldId: stamp(),
+  value: vine.any().optional(),
+  bypassUrlTrigger: flag().optional(),
+}
 
 /** A page of values: getTableValues and getNamedTableValues. */
 export const valuesOptions = {

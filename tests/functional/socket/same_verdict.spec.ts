@@ -75,6 +75,18 @@ async function messageOf(owner: Member, book: Book) {
   return sent.createMessageId as number
 }
 
+const OK = 'ok'
+const INVALID = 'INVALID_PARAMETER'
+const MISSING = 'MISSING_PARAMETER'
+const NOT_FOUND = 'NOT_FOUND'
+
+const expectedOf = (verdict: string): Verdict =>
+  verdict === OK ? { status: 'ok' } : { status: 'nok', errorCode: verdict }
+
+let numbers = 0
+/** A number no other test sends (a message uuid is used once per book). */
+const uniqueNumber = () => Date.now() * 1000 + ++numbers
+
 let rows = 0
 const tmpRow = () => `tmp-verdict-${++rows}`
 
@@ -365,6 +377,110 @@ test.group('same verdict on api.php and the socket', (group) => {
         row.ok ? { status: 'ok' } : { status: 'nok', errorCode: 'INVALID_PARAMETER' }
       )
       assert.deepEqual(verdictOf(ack), onApi)
+    })
+  // ---- text ---------------------------------------------------------------------------
+  // Text fields follow the kernel's text rules on both entry points: a JSON number or boolean is
+  // read as its text (JSON bodies and frames carry JSON values), a list or an object is refused,
+  // a blank code is "not given"; lengths are the service's, for both.
+
+  test('sendMsg and type 1 read {label} the same')
+    .with([
+      { label: 'msg as a JSON number', fields: { msg: 42 }, verdict: OK },
+      { label: 'msg as a JSON boolean', fields: { msg: true }, verdict: OK },
+      { label: 'msg as an object', fields: { msg: { text: 'hi' } }, verdict: INVALID },
+      { label: 'msg as a list', fields: { msg: ['hi'] }, verdict: INVALID },
+      { label: 'msg empty', fields: { msg: '' }, verdict: MISSING },
+      { label: 'msg over-long', fields: { msg: 'x'.repeat(65_536) }, verdict: INVALID },
+      { label: 'body as a JSON number', fields: { body: 7 }, verdict: OK },
+      { label: 'body as an object', fields: { body: { html: 1 } }, verdict: INVALID },
+      { label: 'msgBody as a list', fields: { msgBody: ['x'] }, verdict: INVALID },
+      { label: 'bodyHtml as a list', fields: { bodyHtml: ['<p>'] }, verdict: INVALID },
+      { label: 'b_o as a JSON number', fields: { b_o: 123 }, verdict: NOT_FOUND },
+      { label: 'b_o as an object', fields: { b_o: { code: 1 } }, verdict: INVALID },
+      { label: 'b_o as a list', fields: { b_o: ['a'] }, verdict: INVALID },
+      { label: 'b_o empty (the sender)', fields: { b_o: '' }, verdict: OK },
+      { label: 'b_o over-long', fields: { b_o: 'o'.repeat(300) }, verdict: NOT_FOUND },
+      { label: 'b_c as a JSON number', fields: { b_c: 123 }, verdict: NOT_FOUND },
+      { label: 'b_c as an object', fields: { b_c: { code: 1 } }, verdict: INVALID },
+      { label: 'b_c as a list', fields: { b_c: [] }, verdict: INVALID },
+      { label: 'b_c over-long', fields: { b_c: 'c'.repeat(300) }, verdict: NOT_FOUND },
+      { label: 'uuid as a JSON number', fields: { uuid: 'number' }, verdict: OK },
+      { label: 'uuid as an object', fields: { uuid: { v: 4 } }, verdict: INVALID },
+      { label: 'uuid as a list', fields: { uuid: ['a'] }, verdict: INVALID },
+      { label: 'uuid over-long', fields: { uuid: 'u'.repeat(65) }, verdict: INVALID },
+      { label: 'msgColor as a JSON number', fields: { msgColor: 5 }, verdict: OK },
+      { label: 'msgColor as an object', fields: { msgColor: { c: 1 } }, verdict: INVALID },
+      { label: 'msgColor over-long', fields: { msgColor: 'c'.repeat(33) }, verdict: INVALID },
+      // Trimmed on both before its length is checked.
+      { label: 'msgColor padded', fields: { msgColor: ` ${'c'.repeat(32)} ` }, verdict: OK },
+    ])
+    .run(async ({ assert }, { fields, verdict }) => {
+      // A uuid is used once per book: each entry point gets its own (a number for that case).
+      const uuids =
+        fields.uuid === 'number' ? [uniqueNumber(), uniqueNumber()] : [randomUUID(), randomUUID()]
+      const sent = (uuid: unknown) => ({
+        ...book,
+        msg: 'hello',
+        uuid,
+        ...fields,
+        ...(fields.uuid === 'number' ? { uuid } : {}),
+      })
+      const onApi = verdictOf(await api(alice, { req: 'sendMsg', ...sent(uuids[0]) }, 'json'))
+      const ack = await socketSend(socket, { smid: 0, ...sent(uuids[1]) })
+      assert.deepEqual(onApi, expectedOf(verdict))
+      assert.deepEqual(verdictOf(ack), onApi)
+    })
+
+  test('a text field in form encoding reads as in a frame: {label}')
+    .with([
+      { label: 'msg of digits', fields: { msg: '42' }, verdict: OK },
+      { label: 'msg in bracket form (an object)', fields: { msg: { a: '1' } }, verdict: INVALID },
+      { label: 'b_c in bracket form (a list)', fields: { b_c: ['a', 'b'] }, verdict: INVALID },
+      { label: 'b_c blank (the first word of msg)', fields: { b_c: '   ' }, verdict: NOT_FOUND },
+    ])
+    .run(async ({ assert }, { fields, verdict }) => {
+      const sent = { ...book, msg: 'hello', ...fields }
+      const onApi = verdictOf(await api(alice, { req: 'sendMsg', uuid: randomUUID(), ...sent }))
+      const ack = await socketSend(socket, { smid: 0, uuid: randomUUID(), ...sent })
+      assert.deepEqual(onApi, expectedOf(verdict))
+      assert.deepEqual(verdictOf(ack), onApi)
+    })
+
+  test('updateTableValue and type 13 read {label} the same')
+    .with([
+      { label: 'b_o as a JSON number', fields: { b_o: 123 }, verdict: NOT_FOUND },
+      { label: 'b_o as an object', fields: { b_o: { code: 1 } }, verdict: INVALID },
+      { label: 'b_o as a list', fields: { b_o: ['a'] }, verdict: INVALID },
+      { label: 'b_o empty (not given)', fields: { b_o: '' }, verdict: OK },
+      { label: 'b_o padded', fields: { b_o: 'padded' }, verdict: OK },
+      { label: 'b_o over-long', fields: { b_o: 'o'.repeat(300) }, verdict: NOT_FOUND },
+      { label: 'rowId as a list', fields: { rowId: ['tmp-1'] }, verdict: INVALID },
+      { label: 'rowId as a JSON boolean', fields: { rowId: true }, verdict: INVALID },
+      { label: 'value as a JSON number', fields: { value: 42 }, verdict: OK },
+      { label: 'value as a JSON boolean', fields: { value: false }, verdict: OK },
+      // The spec's value is "string or JSON": a text cell keeps an object or a list as JSON text.
+      { label: 'value as an object', fields: { value: { a: 1 } }, verdict: OK },
+      { label: 'value as a list', fields: { value: ['a', 'b'] }, verdict: OK },
+      { label: 'value empty', fields: { value: '' }, verdict: OK },
+      {
+        label: 'value over-long (shorttext)',
+        fields: { value: 'v'.repeat(256) },
+        verdict: INVALID,
+      },
+    ])
+    .run(async ({ assert }, { fields, verdict }) => {
+      const sent = () => ({
+        b_o: book.b_o,
+        rowId: tmpRow(),
+        fieldId,
+        value: 'x',
+        ...fields,
+        ...(fields.b_o === 'padded' ? { b_o: `  ${book.b_o} ` } : {}),
+      })
+      const onApi = verdictOf(await api(alice, { req: 'updateTableValue', ...sent() }, 'json'))
+      const onSocket = await socketCell(socket, { b_c: book.b_c, ...sent() })
+      assert.deepEqual(onApi, expectedOf(verdict))
+      assert.deepEqual(onSocket, onApi)
     })
 })
 
