@@ -53,6 +53,13 @@ test.group('tables: a field fixed_code is its name in lower case', (group) => {
     return tables.get(id)
   }
 
+  /** The field ids getNamedTableValues answers for `fieldCodes` of the table coded `catCode`. */
+  const namedFieldIds = async (catCode: string, fieldCodes: string) => {
+    const params = { b_o: book.b_o, b_c: book.b_c, catCode, fieldCodes }
+    const named = ok(await call('getNamedTableValues', params))
+    return named.tableValues.fields.map((field: any) => field.id) as number[]
+  }
+
   const createField = async (name: string, type = 'shorttext') =>
     ok(await call('createField', { b_o: book.b_o, catId, name, type })).fieldId as number
 
@@ -94,18 +101,7 @@ test.group('tables: a field fixed_code is its name in lower case', (group) => {
 
   test('getNamedTableValues finds fields by these codes', async ({ assert }) => {
     ok(await call('updateTable', { b_o: book.b_o, catId: otherCatId, code: 'invoices' }))
-    const named = ok(
-      await call('getNamedTableValues', {
-        b_o: book.b_o,
-        b_c: book.b_c,
-        catCode: 'invoices',
-        fieldCodes: 'attachments',
-      })
-    )
-    assert.deepEqual(
-      named.tableValues.fields.map((field: any) => field.id),
-      [ids.otherAttachments]
-    )
+    assert.deepEqual(await namedFieldIds('invoices', 'attachments'), [ids.otherAttachments])
   })
 
   test("a field's sync code wins over another field's fixed code", async ({ assert }) => {
@@ -122,17 +118,6 @@ test.group('tables: a field fixed_code is its name in lower case', (group) => {
     ok(await call('updateTable', { b_o: book.b_o, catId, code: 'documents' }))
     const fields = await fieldsIn(catId)
     assert.equal(codeOf(fields, named), 'notes')
-    const answer = ok(
-      await call('getNamedTableValues', {
-        b_o: book.b_o,
-        b_c: book.b_c,
-        catCode: 'documents',
-        fieldCodes: 'notes,remarks',
-      })
-    )
-    assert.deepEqual(
-      answer.tableValues.fields.map((field: any) => field.id),
-      [coded, coded]
-    )
+    assert.deepEqual(await namedFieldIds('documents', 'notes,remarks'), [coded, coded])
   })
 })
