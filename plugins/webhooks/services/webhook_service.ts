@@ -160,9 +160,10 @@ export class WebhookService {
 
   async update(actor: Actor, id: number, input: WebhookInput) {
     const { row } = await this.owned(actor, id)
-    const category = row.category_id
-      ? (await this.tables.forCategory(actor, Number(row.category_id), 'admin')).category
+    const scope = row.category_id
+      ? await this.tables.forCategory(actor, Number(row.category_id), 'admin')
       : null
+    const category = scope?.category ?? null
     const changes: Record<string, unknown> = { updated_at: Date.now() }
     if (input.url !== undefined) changes.url = checkUrl(input.url)
     if (input.events !== undefined)
