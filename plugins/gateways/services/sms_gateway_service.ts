@@ -277,7 +277,8 @@ export class SmsGatewayService implements GatewayAuthenticator {
     const forms = phoneForms(phone)
     const region = gatewaysConfig.defaultRegion
     for (const field of ['mob1', 'mob2'] as const) {
-      const owners = (await this.users.findByPhoneForms(forms, field)).filter(
+      const candidates = await this.users.findByPhoneForms(forms, field)
+      const owners = candidates.filter(
         (user) =>
           toE164(field === 'mob1' ? user.phone : String(user.prefs?.mob2 ?? ''), region) === phone
       )

@@ -21,7 +21,14 @@ import {
 const run = promisify(execFile)
 
 const gatewayRow = (phone: string) => db.from('gateways_sms').where('phone', phone).first()
-const countGateways = async () => Number((await db.from('gateways_sms').count('* as n'))[0].n)
+async function keyHashOf(phone: string) {
+  const row = await gatewayRow(phone)
+  return row.key_hash
+}
+async function countGateways() {
+  const [count] = await db.from('gateways_sms').count('* as n')
+  return Number(count.n)
+}
 
 async function messagesOf(reader: Awaited<ReturnType<typeof client>>, target: object) {
   const answer = await reader.call({ req: 'getBookMessages', ...target })
@@ -93,7 +100,8 @@ test.group('gateways: registerSMSGateway', () => {
   }) => {
     const phone = uniquePhone()
     await gatewayService.allow(spaced(phone), null)
-    assert.equal((await gatewayRow(phone)).phone, phone)
+    const row = await gatewayRow(phone)
+    assert.equal(row.phone, phone)
     const international = await call({ req: 'registerSMSGateway', o_u: `00${phone.slice(1)}` })
     assert.equal(international.status, 'ok', JSON.stringify(international))
 
@@ -109,15 +117,16 @@ test.group('gateways: registerSMSGateway', () => {
     assert.equal(answer.status, 'ok', JSON.stringify(answer))
     // The national form works as o_u of the gateway's requests too.
     const gateway = gatewayOf(national, answer.sesskey)
-    assert.equal((await gateway.call({ req: 'unregisterSMSGateway' })).status, 'ok')
+    const ended = await gateway.call({ req: 'unregisterSMSGateway' })
+    assert.equal(ended.status, 'ok')
   })
 
   test('a number that is not one answers INVALID_PARAMETER and stores nothing', async ({
     assert,
   }) => {
     const before = await countGateways()
-    for (const o_u of ['not-a-phone', '+336123', '+33 6 12', '12'.repeat(30)]) {
-      const answer = await call({ req: 'registerSMSGateway', o_u, appname: 'x' })
+    for (const number of ['not-a-phone', '+336123', '+33 6 12', '12'.repeat(30)]) {
+      const answer = await call({ req: 'registerSMSGateway', o_u: number, appname: 'x' })
       expectNok(assert, answer, 'INVALID_PARAMETER')
       assert.equal(answer.field, 'o_u')
     }
@@ -154,16 +163,17 @@ test.group('gateways: registerSMSGateway', () => {
       b_c: 'nope',
     })
     expectNok(assert, unknown, 'NOT_FOUND')
-    assert.isNull((await gatewayRow(free)).key_hash)
+    assert.isNull(await keyHashOf(free))
     const asked = await call({ req: 'registerSMSGateway', o_u: free, ...target })
     assert.equal(asked.status, 'ok', JSON.stringify(asked))
-    assert.equal((await gatewayRow(free)).session_book_code, target.b_c)
+    const registered = await gatewayRow(free)
+    assert.equal(registered.session_book_code, target.b_c)
 
     const fixed = uniquePhone()
     await gatewayService.allow(fixed, target)
     const refused = await call({ req: 'registerSMSGateway', o_u: fixed, ...other })
     expectNok(assert, refused, 'INVALID_PARAMETER')
-    assert.isNull((await gatewayRow(fixed)).key_hash)
+    assert.isNull(await keyHashOf(fixed))
     const same = await call({ req: 'registerSMSGateway', o_u: fixed, ...target })
     assert.equal(same.status, 'ok', JSON.stringify(same))
   })
@@ -202,7 +212,8 @@ test.group('gateways: registerSMSGateway', () => {
     assert.isTrue(Boolean(row.allowed))
     assert.equal(row.book_owner, target.b_o)
     assert.equal(row.book_code, target.b_c)
-    assert.equal((await call({ req: 'registerSMSGateway', o_u: phone })).status, 'ok')
+    const registered = await call({ req: 'registerSMSGateway', o_u: phone })
+    assert.equal(registered.status, 'ok')
 
     // An unknown book is refused, and the number stays as it was.
     const other = uniquePhone()
@@ -293,7 +304,7 @@ test.group('gateways: sendMsg from a gateway', (group) => {
     const stranger = await client()
     const strangerPhone = uniquePhone()
     await withPhone(stranger, strangerPhone)
-    const before = (await messagesOf(owner, target)).length
+    const { length: before } = await messagesOf(owner, target)
 
     const unknown = await gateway.call({ req: 'sendMsg', u_c: uniquePhone(), msg: 'who am I' })
     expectNok(assert, unknown, 'GATEWAY_UNKNOWN_SENDER')
@@ -350,7 +361,7 @@ test.group('gateways: sendMsg from a gateway', (group) => {
     const { owner, target, phone, gateway } = await fixedBookGateway()
     const answer = await gateway.call({ req: 'unregisterSMSGateway' })
     assert.equal(answer.status, 'ok', JSON.stringify(answer))
-    assert.isNull((await gatewayRow(gateway.phone)).key_hash)
+    assert.isNull(await keyHashOf(gateway.phone))
     expectNok(
       assert,
       await gateway.call({ req: 'sendMsg', u_c: phone, msg: 'after the end' }),

@@ -29,7 +29,8 @@ export async function withPhone(who: Client, phone: string) {
 
 /** Calls api.php as nobody (registerSMSGateway). */
 export async function call(params: Record<string, unknown>) {
-  return (await rpc(params)).body
+  const answer = await rpc(params)
+  return answer.body
 }
 
 export interface Gateway {
