@@ -13,6 +13,11 @@ export default await Env.create(new URL('../', import.meta.url), {
   NODE_ENV: Env.schema.enum.optional(['development', 'production', 'test'] as const),
   PORT: Env.schema.number.optional(),
   HOST: Env.schema.string.optional({ format: 'host' }),
+  /**
+   * Proxies whose X-Forwarded-* headers are believed (config/app.ts trustProxy): comma-separated
+   * addresses, CIDR ranges, or loopback / linklocal / uniquelocal. Unset: none, loopback included.
+   */
+  TRUSTED_PROXIES: Env.schema.string.optional(),
   LOG_LEVEL: Env.schema.string.optional(),
   APP_KEY: Env.schema.string.optional(),
 

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { readFile, rm, stat, writeFile } from 'node:fs/promises'
@@ -35,6 +36,14 @@ class ExpiringFileStore extends FileStore {
     return TusUploads.expiryMs()
   }
 }
+
+/**
+ * The origin of the request being handled, as AdonisJS believes it: the
+ * X-Forwarded-Host / -Proto of a proxy in TRUSTED_PROXIES (config/app.ts
+ * trustProxy), the request's own Host and protocol otherwise. tus's own
+ * reading of forwarded headers trusts any client, so it is not used.
+ */
+const requestOrigin = new AsyncLocalStorage<{ proto: string; host: string }>()
 
 /** A file's size, 0 when it does not exist. */
 async function sizeOf(path: string) {
@@ -82,13 +91,15 @@ export default class TusController {
       path: `${mediaConfig.urlPrefix}/upload`,
       datastore: new ExpiringFileStore({ directory: this.directory }),
       maxSize: mediaConfig.maxUploadBytes,
-      respectForwardedHeaders: true,
+      // Never the client's forwarded headers: the Location is built from requestOrigin.
+      respectForwardedHeaders: false,
       // Unguessable ids: the id is what PATCH and HEAD present.
       namingFunction: () => randomBytes(16).toString('hex'),
       // The Location keeps the environment prefix the client used.
-      generateUrl: (req, { proto, host, id }) => {
+      generateUrl: (req, { id }) => {
         const pathname = new URL(req.url).pathname.replace(/\/+$/, '')
-        return `${proto}://${host}${pathname}/${id}`
+        const origin = requestOrigin.getStore()
+        return `${origin?.proto ?? 'http'}://${origin?.host ?? ''}${pathname}/${id}`
       },
       onUploadCreate: (req, upload) => this.onCreate(req, upload),
       onUploadFinish: (req, upload) => this.onFinish(req, upload),
@@ -98,7 +109,13 @@ export default class TusController {
   async handle(ctx: HttpContext) {
     // Every upload answer (tus sets its own headers after this one, never this).
     ctx.response.response.setHeader('Content-Security-Policy', MEDIA_CSP)
-    await this.server.handle(ctx.request.request, ctx.response.response)
+    const origin = {
+      proto: ctx.request.protocol() === 'https' ? 'https' : 'http',
+      host: ctx.request.host() ?? '',
+    }
+    await requestOrigin.run(origin, () =>
+      this.server.handle(ctx.request.request, ctx.response.response)
+    )
   }
 
   private async actorOf(params: Params) {

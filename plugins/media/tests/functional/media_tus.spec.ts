@@ -354,3 +354,38 @@ test.group('resumableUpload (tus): answer headers', () => {
     }
   })
 })
+
+test.group('resumableUpload (tus): the Location', (group) => {
+  /** A creation whose client claims another host through every forwarded header. */
+  const forged = async (base: string, meta: Record<string, string | number>) =>
+    tusHeaders(`${base}/live/upload`, {
+      method: 'POST',
+      headers: {
+        'Upload-Length': '10',
+        'Upload-Metadata': metadataHeader(meta),
+        'X-Forwarded-Host': 'evil.example',
+        'X-Forwarded-Proto': 'https',
+        'Forwarded': 'host=evil.example;proto=https',
+      },
+    })
+
+  let proxied: QuireProcess | null = null
+  group.teardown(async () => {
+    await proxied?.stop()
+  })
+
+  test('forwarded headers are ignored unless the peer is a trusted proxy', async ({ assert }) => {
+    const { meta } = await fixture()
+    const direct = await forged(serverUrl(), meta)
+    assert.equal(direct.status, 201)
+    const location = new URL(direct.headers.get('location')!)
+    assert.equal(location.host, new URL(serverUrl()).host)
+    assert.equal(location.protocol, 'http:')
+    assert.match(location.pathname, /^\/live\/upload\/[0-9a-f]{32}$/)
+    // Control: a server told to trust loopback (TRUSTED_PROXIES) believes its proxy.
+    proxied = await startQuire({ ...process.env, LOG_LEVEL: 'warn', TRUSTED_PROXIES: 'loopback' })
+    const behind = await forged(proxied.url, meta)
+    assert.equal(behind.status, 201)
+    assert.match(behind.headers.get('location')!, /^https:\/\/evil\.example\/live\/upload\//)
+  })
+})
