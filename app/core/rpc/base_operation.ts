@@ -32,6 +32,15 @@ export interface Actor {
   onBehalf: boolean
 }
 
+/**
+ * What an operation takes as multipart file parts. Only an operation that declares it gets files:
+ * for any other, api.php's body parser writes no part to disk once `req` names it.
+ */
+export interface OperationFiles {
+  /** Largest total of the request's file parts, in bytes (PAYLOAD_TOO_LARGE past it). */
+  maxBytes: number
+}
+
 export interface OperationContext {
   req: string
   /** All decoded parameters, before validation. */
@@ -62,6 +71,8 @@ export abstract class BaseOperation<
   static writes = false
   /** Area refused to sessions that hide it. */
   static area?: OperationArea
+  /** Set by the operations that take uploaded files (fileUpload); others take none. */
+  static files?: OperationFiles
 
   abstract handle(input: Input, ctx: OperationContext): Promise<Output>
 }
@@ -73,4 +84,5 @@ export type OperationClass = {
   validator?: VineValidator<any, any>
   writes: boolean
   area?: OperationArea
+  files?: OperationFiles
 }

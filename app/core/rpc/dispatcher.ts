@@ -9,9 +9,10 @@ import type {
   OperationAuth,
   OperationClass,
   OperationContext,
+  OperationFiles,
 } from './base_operation.js'
 import { ERROR_CATALOGUE, rpcError } from './errors.js'
-import type { Params, UploadedFile } from './params.js'
+import { operationName, type Params, type UploadedFile } from './params.js'
 import { toRpcError } from './failure.js'
 import { validateWire } from './wire.js'
 import { credentialsOf, requiredCredentials, resolveActor } from '#core/auth/resolve_actor'
@@ -29,11 +30,7 @@ interface LoadedOperation {
   instance: BaseOperation
 }
 
-/** The parameter that names the operation: `req`, or `r` in some examples and clients. */
-export function operationName(params: Params): string {
-  const value = params.req ?? params.r
-  return typeof value === 'string' ? value.trim() : ''
-}
+export { operationName }
 
 /**
  * Runs one api.php call: finds the operation, authenticates, validates, runs
@@ -109,6 +106,16 @@ export class Dispatcher {
       ? await validateWire(Operation.validator, request.params)
       : request.params
     return instance.handle(input, ctx)
+  }
+
+  /**
+   * What the operation `req` takes as uploaded files (its `static files`); null when it takes
+   * none or is not an operation of this server. The body parser asks before writing a file part.
+   */
+  async filesOf(req: string): Promise<OperationFiles | null> {
+    if (!this.registry.operations.has(req)) return null
+    const { Operation } = await this.load(req)
+    return Operation.files ?? null
   }
 
   private load(req: string): Promise<LoadedOperation> {

@@ -1,14 +1,14 @@
 import qs from 'qs'
 import { createWriteStream } from 'node:fs'
-import { mkdir, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { randomUUID } from 'node:crypto'
+import { rm } from 'node:fs/promises'
+import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { IncomingMessage } from 'node:http'
 import Busboy from 'busboy'
+import type { OperationFiles } from './base_operation.js'
 import { rpcError } from './errors.js'
 import { MAX_NESTING, dropPrototypeKeys, exceedsNesting } from './nesting.js'
+import { uploadPath } from './upload_temp.js'
 
 /** The decoded parameters of one api.php request: PHP's $_REQUEST shape (string leaves). */
 export type Params = Record<string, any>
@@ -29,10 +29,21 @@ export interface ParsedRequest {
 }
 
 export interface BodyLimits {
-  /** Largest urlencoded or JSON body, in bytes. */
+  /** Largest urlencoded or JSON body (multipart: its fields, and each part no operation takes), in bytes. */
   maxFormBytes: number
-  /** Largest single uploaded file, in bytes. */
+  /**
+   * Largest total of file parts written before any `req` names the operation; 0: no file part
+   * is written then (an endpoint that takes no file).
+   */
   maxFileBytes: number
+  /** What the named operation takes (its `static files`), null for none; without it none takes files. */
+  filesOf?: (req: string) => Promise<OperationFiles | null>
+}
+
+/** The parameter that names the operation: `req`, or `r` in some examples and clients. */
+export function operationName(params: Params): string {
+  const value = params.req ?? params.r
+  return typeof value === 'string' ? value.trim() : ''
 }
 
 /**
@@ -112,6 +123,18 @@ export function mergeParams(base: Params, override: Params): Params {
   return out
 }
 
+/**
+ * Rejects once the request ends without its whole body (the client went away, or Node's
+ * requestTimeout cut it): a reader waiting for 'end' would otherwise wait forever.
+ */
+function onCut(req: IncomingMessage, fail: (error: unknown) => void) {
+  const cut = () => fail(rpcError('INVALID_PARAMETER', 'The request ended before its body did'))
+  req.on('close', () => {
+    if (!req.complete) cut()
+  })
+  req.on('error', cut)
+}
+
 function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -126,74 +149,148 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
       chunks.push(chunk)
     })
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-    req.on('error', reject)
+    onCut(req, reject)
   })
 }
 
-async function readMultipart(req: IncomingMessage, limits: BodyLimits): Promise<ParsedRequest> {
-  const uploadDir = join(tmpdir(), 'quire-uploads')
-  await mkdir(uploadDir, { recursive: true })
-  const fields: [string, string][] = []
-  const files: UploadedFile[] = []
-  const writes: Promise<void>[] = []
+const malformed = (error: unknown) =>
+  rpcError('INVALID_PARAMETER', `Malformed multipart body: ${(error as Error).message}`)
 
-  const cleanup = async () => {
-    await Promise.all(files.map((file) => rm(file.tmpPath, { force: true })))
+/** File parts one request may carry (each makes a temp file, even an empty one). */
+const MAX_FILE_PARTS = 100
+
+/**
+ * A multipart body. Each file part goes to a temp file only when the operation known when the
+ * part begins (query string, or a `req`/`r` field before it) takes files (`static files`), within
+ * that operation's byte budget for the whole request; a part before any `req` is bounded by
+ * `limits.maxFileBytes`, and checked against the operation once the body is read. Every temp file
+ * is gone when this rejects, and after `cleanup()` otherwise. No promise is left unobserved: a
+ * truncated body or a vanished client fails this request and nothing else.
+ */
+async function readMultipart(
+  req: IncomingMessage,
+  limits: BodyLimits,
+  query: Params
+): Promise<ParsedRequest> {
+  const fields: [string, string][] = []
+  /** `req` and `r` as read so far from the body: they name the operation, over the query's. */
+  const named: Params = {}
+  let files: UploadedFile[] = []
+  /** Every temp file made, kept or not: all are removed on failure. */
+  const paths: string[] = []
+  /** One per file part; each settles (never rejects) once its temp file is closed. */
+  const parts: Promise<void>[] = []
+  const open = new Set<{ destroy(): unknown }>()
+  const decided = new Map<string, Promise<OperationFiles | null>>()
+  let failure: unknown = null
+  let spent = 0
+  let discarded = 0
+  let fieldBytes = 0
+
+  /** What an operation named `name` takes; '' (none named yet) is the body parser's own bound. */
+  const policyFor = (name: string, before = true): Promise<OperationFiles | null> => {
+    if (name === '')
+      return Promise.resolve(
+        before && limits.maxFileBytes > 0 ? { maxBytes: limits.maxFileBytes } : null
+      )
+    let policy = decided.get(name)
+    if (!policy) {
+      policy = limits.filesOf ? limits.filesOf(name).catch(() => null) : Promise.resolve(null)
+      decided.set(name, policy)
+    }
+    return policy
+  }
+  const removeAll = () => Promise.all(paths.map((path) => rm(path, { force: true })))
+
+  let busboy: Busboy.Busboy
+  try {
+    busboy = Busboy({
+      headers: req.headers,
+      // File names as UTF-8 (browsers and fetch send them so); busboy's default is Latin-1.
+      defParamCharset: 'utf8',
+      limits: { fieldSize: limits.maxFormBytes, fields: 100_000, files: MAX_FILE_PARTS },
+    })
+  } catch (error) {
+    req.resume()
+    throw malformed(error)
   }
 
-  try {
-    await new Promise<void>((resolve, reject) => {
-      let busboy: Busboy.Busboy
-      try {
-        busboy = Busboy({
-          headers: req.headers,
-          // File names as UTF-8 (browsers and fetch send them so); busboy's default is Latin-1.
-          defParamCharset: 'utf8',
-          limits: {
-            fileSize: limits.maxFileBytes,
-            fieldSize: limits.maxFormBytes,
-            fields: 100_000,
-          },
-        })
-      } catch (error) {
-        reject(
-          rpcError('INVALID_PARAMETER', `Malformed multipart body: ${(error as Error).message}`)
-        )
-        return
-      }
-      busboy.on('field', (name, value) => fields.push([name, value]))
-      busboy.on('file', (field, stream, info) => {
-        const upload: UploadedFile = {
-          field,
-          clientName: info.filename ?? '',
-          mimeType: info.mimeType,
-          size: 0,
-          tmpPath: join(uploadDir, randomUUID()),
-        }
-        files.push(upload)
-        stream.on('data', (chunk: Buffer) => (upload.size += chunk.length))
-        stream.on('limit', () =>
-          reject(
-            rpcError(
-              'PAYLOAD_TOO_LARGE',
-              `File "${upload.clientName}" exceeds ${limits.maxFileBytes} bytes`
-            )
-          )
-        )
-        writes.push(pipeline(stream, createWriteStream(upload.tmpPath)))
-      })
-      busboy.on('error', (error) =>
-        reject(
-          rpcError('INVALID_PARAMETER', `Malformed multipart body: ${(error as Error).message}`)
-        )
-      )
-      busboy.on('close', () => resolve())
-      req.pipe(busboy)
+  await new Promise<void>((resolve) => {
+    const fail = (error: unknown) => {
+      if (failure === null) failure = error
+      for (const stream of open) stream.destroy()
+      req.unpipe(busboy)
+      busboy.destroy()
+      // The rest of the body is read and dropped, so that the answer reaches the client.
+      req.resume()
+      resolve()
+    }
+    const tooLarge = (message: string) => fail(rpcError('PAYLOAD_TOO_LARGE', message))
+
+    busboy.on('field', (name, value, info) => {
+      fieldBytes += name.length + value.length
+      if (info.valueTruncated || fieldBytes > limits.maxFormBytes)
+        return tooLarge(`The form fields exceed ${limits.maxFormBytes} bytes`)
+      if (name === 'req' || name === 'r') named[name] = value
+      fields.push([name, value])
     })
-    await Promise.all(writes)
-  } catch (error) {
-    await cleanup()
-    throw error
+    busboy.on('file', (field, stream, info) => {
+      // A truncated body errors the part too: busboy's own 'error' reports it once, below.
+      stream.on('error', () => {})
+      open.add(stream)
+      const discard = () => {
+        stream.on('data', (chunk: Buffer) => {
+          discarded += chunk.length
+          if (discarded > limits.maxFormBytes)
+            tooLarge(`A file part the operation does not take exceeds ${limits.maxFormBytes} bytes`)
+        })
+        stream.resume()
+      }
+      if (failure !== null) return discard()
+      const deciding = policyFor(operationName(mergeParams(query, named)))
+      parts.push(
+        deciding
+          .then(async (policy) => {
+            const tmpPath = policy ? await uploadPath() : ''
+            // Decided after the request failed, or for an operation that takes no file: no disk.
+            if (failure !== null || !policy) return discard()
+            const upload: UploadedFile = {
+              field,
+              clientName: info.filename ?? '',
+              mimeType: info.mimeType,
+              size: 0,
+              tmpPath,
+            }
+            paths.push(upload.tmpPath)
+            files.push(upload)
+            const meter = new Transform({
+              transform(chunk: Buffer, _encoding, done) {
+                upload.size += chunk.length
+                spent += chunk.length
+                if (spent > policy.maxBytes)
+                  return done(
+                    rpcError('PAYLOAD_TOO_LARGE', `The files exceed ${policy.maxBytes} bytes`)
+                  )
+                done(null, chunk)
+              },
+            })
+            await pipeline(stream, meter, createWriteStream(upload.tmpPath))
+          })
+          .catch(fail)
+          .finally(() => open.delete(stream))
+      )
+    })
+    busboy.on('filesLimit', () => tooLarge(`More than ${MAX_FILE_PARTS} file parts`))
+    busboy.on('error', (error) => fail(malformed(error)))
+    busboy.on('close', () => resolve())
+    onCut(req, fail)
+    req.pipe(busboy)
+  })
+  // Every temp file is closed past this point: nothing is written to it after its removal.
+  await Promise.all(parts)
+  if (failure !== null) {
+    await removeAll()
+    throw failure
   }
 
   // Field names carry bracket notation too: decode them all at once, like a form body.
@@ -203,18 +300,35 @@ async function readMultipart(req: IncomingMessage, limits: BodyLimits): Promise<
       .join('&'),
     QS_OPTIONS
   ) as Params
-  return { params, files, cleanup }
+  if (files.length > 0) {
+    // Parts that came before `req` was known: now checked against the operation itself.
+    const policy = await policyFor(operationName(mergeParams(query, params)), false)
+    const total = files.reduce((sum, file) => sum + file.size, 0)
+    if (!policy || total > policy.maxBytes) {
+      await removeAll()
+      files = []
+      if (policy) throw rpcError('PAYLOAD_TOO_LARGE', `The files exceed ${policy.maxBytes} bytes`)
+    }
+  }
+  return { params, files, cleanup: async () => void (await removeAll()) }
 }
 
 const noCleanup = async () => {}
 
-/** Reads the body of an api.php request into parameters, by content type. */
-export async function parseBody(req: IncomingMessage, limits: BodyLimits): Promise<ParsedRequest> {
+/**
+ * Reads the body of an api.php request into parameters, by content type. `query`: the request's
+ * query string parameters, which may name the operation before a multipart body's file parts.
+ */
+export async function parseBody(
+  req: IncomingMessage,
+  limits: BodyLimits,
+  query: Params = {}
+): Promise<ParsedRequest> {
   const method = req.method ?? 'GET'
   if (method === 'GET' || method === 'HEAD') return { params: {}, files: [], cleanup: noCleanup }
 
   const contentType = (req.headers['content-type'] ?? '').toLowerCase()
-  if (contentType.startsWith('multipart/form-data')) return readMultipart(req, limits)
+  if (contentType.startsWith('multipart/form-data')) return readMultipart(req, limits, query)
 
   const text = await readBody(req, limits.maxFormBytes)
   if (text.trim() === '') return { params: {}, files: [], cleanup: noCleanup }
