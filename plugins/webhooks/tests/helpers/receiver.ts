@@ -8,6 +8,8 @@ export interface Received {
   signatures: string[]
   body: any
   raw: string
+  /** What the receiver answered ('hang': nothing). */
+  status: number | 'hang'
 }
 
 /**
@@ -56,7 +58,7 @@ export async function startReceiver() {
         raw,
       }
       const status = state.answer(body, received.filter((r) => r.id === entry.id).length + 1)
-      received.push(entry)
+      received.push({ ...entry, status })
       if (status === 'hang') {
         hanging.add(response)
         return
