@@ -31,6 +31,7 @@ export default definePlugin({
     getTableValueSubset: () => import('./operations/get_table_value_subset.js'),
     getTableValues: () => import('./operations/get_table_values.js'),
     listTableRowsById: () => import('./operations/list_table_rows_by_id.js'),
+    renderSmartTextField: () => import('./operations/render_smart_text_field.js'),
     updateField: () => import('./operations/update_field.js'),
     updateTab: () => import('./operations/update_tab.js'),
     updateTable: () => import('./operations/update_table.js'),

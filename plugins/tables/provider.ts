@@ -11,6 +11,7 @@ import { RowDeletes } from './services/row_deletes.js'
 import { RowWriter } from './services/row_writer.js'
 import { RowsService } from './services/rows_service.js'
 import { SchemaService } from './services/schema_service.js'
+import { SmartTextService } from './services/smart_text_service.js'
 import { StructureService } from './services/structure_service.js'
 import { TableAccess } from './services/table_access.js'
 import { ValuesService } from './services/values_service.js'
@@ -41,6 +42,7 @@ export default class TablesProvider {
       StructureService,
       PivotService,
       ReferenceValuesService,
+      SmartTextService,
     ])
   }
 }

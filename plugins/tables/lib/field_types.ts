@@ -27,6 +27,7 @@ export const FIELD_TYPES = [
   'modified_by',
   'comments',
   'activity',
+  'smarttext',
 ] as const
 
 export type FieldType = (typeof FIELD_TYPES)[number]
@@ -62,6 +63,9 @@ export interface FieldOptions {
   /** formula: the expression ({Field name} or {f<id>} references) and its result type. */
   formula?: string
   resultType?: 'number' | 'text'
+  /** smarttext: the template ({Field name}, {code} or {f<id>} placeholders), rendered as text or html. */
+  template?: string
+  templateFormat?: 'text' | 'html'
 }
 
 /** How a type is filtered and compared. */
@@ -118,6 +122,7 @@ export function storageOf(field: Pick<FieldDef, 'type' | 'options'>): Storage {
     case 'user':
       return 'string'
     case 'mediumtext':
+    case 'smarttext':
     case 'lookup':
     case 'files':
     case 'link':
@@ -145,6 +150,7 @@ export function kindOf(field: Pick<FieldDef, 'type' | 'options'>): TypeKind {
   switch (field.type) {
     case 'shorttext':
     case 'mediumtext':
+    case 'smarttext':
     case 'email':
     case 'phone':
     case 'url':
@@ -301,6 +307,7 @@ export function convertInput(field: FieldDef, raw: unknown, separator = ','): Co
       if (text.length > 255) throw badValue(field, 'more than 255 characters')
       return { value: text === '' ? null : text }
     case 'mediumtext':
+    case 'smarttext':
       if (text.length > TABLE_LIMITS.longTextLength)
         throw badValue(field, `more than ${TABLE_LIMITS.longTextLength} characters`)
       return { value: text === '' ? null : text }

@@ -59,6 +59,10 @@ export function serializeField(field: FieldDef, options: { includeEnums?: boolea
     out.formula = field.options.formula ?? ''
     out.resultType = field.options.resultType ?? 'number'
   }
+  if (field.type === 'smarttext') {
+    out.template = field.options.template ?? ''
+    out.templateFormat = field.options.templateFormat ?? 'text'
+  }
   for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key]
   return out
 }

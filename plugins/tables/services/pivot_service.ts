@@ -16,6 +16,7 @@ import { chunks } from '../lib/row_sql.js'
 import { primaryField } from './computed_fields.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
+import { userNamesOf } from './user_names.js'
 import { ValuesService, type Selection } from './values_service.js'
 
 export const PIVOT_OPERATIONS = ['count', 'sum', 'avg', 'min', 'max'] as const
@@ -291,18 +292,8 @@ export class PivotService {
     const kind = kindOf(axis.field)
     if (kind === 'bool') for (const key of keys) texts.set(key, key ? 'true' : 'false')
     if (axis.grouping === 'week') for (const key of keys) texts.set(key, isoWeek(String(key)))
-    if (kind === 'user') {
-      for (const part of chunks(keys.map(String), 500)) {
-        const users = await db
-          .from('users')
-          .whereIn('code', part)
-          .select('code', 'first_name', 'last_name')
-        for (const user of users) {
-          const name = `${user.first_name ?? ''} ${user.last_name ?? ''}`.trim()
-          texts.set(String(user.code), name || String(user.code))
-        }
-      }
-    }
+    if (kind === 'user')
+      for (const [code, name] of await userNamesOf(keys.map(String))) texts.set(code, name)
     if (kind === 'link' && axis.field.options.linkCatId) {
       const found = await this.meta.category(axis.field.options.linkCatId)
       const primary = found ? primaryField(found.category) : undefined

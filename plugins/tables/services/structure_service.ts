@@ -352,8 +352,13 @@ export class StructureService {
     }
     if (options.enumColors && !options.values)
       options.values = options.enumColors.values.map((item) => item.value)
-    for (const key of ['dateFormat', 'numformat', 'formula'] as const)
+    for (const key of ['dateFormat', 'numformat', 'formula', 'template'] as const)
       if (given[key] !== undefined) options[key] = String(given[key])
+    if (given.templateFormat !== undefined) {
+      if (!['text', 'html'].includes(String(given.templateFormat)))
+        throw invalid('options.templateFormat is text or html')
+      options.templateFormat = String(given.templateFormat) as 'text' | 'html'
+    }
     if (given.withTime !== undefined) options.withTime = flagOr(given.withTime, false)
     if (given.multiple !== undefined) options.multiple = flagOr(given.multiple, false)
     if (given.resultType !== undefined) {

@@ -117,6 +117,7 @@ test.group('filter compiler: the catalogue', () => {
           ['files', 'files'],
           ['comments', 'none'],
           ['activity', 'none'],
+          ['smarttext', 'text'],
         ] as [FieldType, TypeKind][]
       ).map(([type, kind]) => ({ type, kind }))
     )
@@ -131,7 +132,7 @@ test.group('filter compiler: the catalogue', () => {
   })
 
   test('every field type is in the table above', ({ assert }) => {
-    assert.lengthOf(FIELD_TYPES, 23)
+    assert.lengthOf(FIELD_TYPES, 24)
   })
 
   test('every predicate of the {kind} catalogue compiles on a {kind} field')
