@@ -70,13 +70,19 @@ function contentDisposition(kind: string, name: string) {
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
 }
 
-/** One `bytes=a-b` range (suffix and open forms too); null when absent or not a single range. */
-function parseRange(header: string | undefined, size: number) {
+/**
+ * One `bytes=a-b` range (suffix and open forms too), RFC 9110 14.1-14.2: null
+ * when absent, not a single range, or invalid (the last position before the
+ * first: the header is then ignored and the whole file answered);
+ * 'unsatisfiable' (416) when valid but past the end, or an empty suffix.
+ */
+export function parseRange(header: string | undefined, size: number) {
   if (!header) return null
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
   if (!match) return null
   const [, first, last] = match
   if (first === '' && last === '') return null
+  if (first !== '' && last !== '' && Number(last) < Number(first)) return null
   let start: number
   let end: number
   if (first === '') {

@@ -45,6 +45,15 @@ class ExpiringFileStore extends FileStore {
  */
 const requestOrigin = new AsyncLocalStorage<{ proto: string; host: string }>()
 
+/** A PATCH (or one overridden to PATCH) carries its chunk as application/offset+octet-stream. */
+function patchTypeAccepted(ctx: HttpContext) {
+  const req = ctx.request.request
+  const method = String(req.headers['x-http-method-override'] ?? req.method).toUpperCase()
+  if (method !== 'PATCH') return true
+  const type = String(req.headers['content-type'] ?? '')
+  return type.split(';')[0].trim().toLowerCase() === 'application/offset+octet-stream'
+}
+
 /** A file's size, 0 when it does not exist. */
 async function sizeOf(path: string) {
   const info = await stat(path).catch(() => null)
@@ -109,6 +118,15 @@ export default class TusController {
   async handle(ctx: HttpContext) {
     // Every upload answer (tus sets its own headers after this one, never this).
     ctx.response.response.setHeader('Content-Security-Policy', MEDIA_CSP)
+    if (!patchTypeAccepted(ctx)) {
+      // tus 1.0.0: a PATCH of any other type is 415 (@tus/server answers 403).
+      ctx.response.response.writeHead(415, {
+        'Tus-Resumable': '1.0.0',
+        'Content-Type': 'text/plain',
+      })
+      ctx.response.response.end('Content-Type must be application/offset+octet-stream\n')
+      return
+    }
     const origin = {
       proto: ctx.request.protocol() === 'https' ? 'https' : 'http',
       host: ctx.request.host() ?? '',

@@ -389,3 +389,22 @@ test.group('resumableUpload (tus): the Location', (group) => {
     assert.match(behind.headers.get('location')!, /^https:\/\/evil\.example\/live\/upload\//)
   })
 })
+
+test.group('resumableUpload (tus): PATCH content type', () => {
+  test('a PATCH of another Content-Type answers 415 and appends nothing', async ({ assert }) => {
+    const { meta } = await fixture()
+    const bytes = files.pdf()
+    const { location } = await create(serverUrl(), bytes.length, meta)
+    for (const type of ['application/octet-stream', 'text/plain', undefined]) {
+      const refused = await tusHeaders(location!, {
+        method: 'PATCH',
+        headers: { 'Upload-Offset': '0', ...(type ? { 'Content-Type': type } : {}) },
+        body: bytes,
+      })
+      assert.equal(refused.status, 415, String(type))
+      assert.equal(refused.headers.get('tus-resumable'), '1.0.0')
+    }
+    assert.deepEqual(await offsetOf(location!), { status: 200, offset: 0 })
+    assert.equal(await field(patch(location!, 0, bytes), 'status'), 204)
+  })
+})

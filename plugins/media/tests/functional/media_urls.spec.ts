@@ -165,6 +165,14 @@ test.group('/dbi URLs', (group) => {
       assert.equal(part.bytes.toString('latin1'), 'ftypisom')
       const tail = await fetchPath(path, { session: book.session, headers: { Range: 'bytes=-10' } })
       assert.equal(tail.bytes.length, 10)
+      // Invalid (last before first): ignored, the whole file (RFC 9110 14.2).
+      const invalid = await fetchPath(path, {
+        session: book.session,
+        headers: { Range: 'bytes=9-0' },
+      })
+      assert.equal(invalid.status, 200)
+      assert.equal(invalid.bytes.length, video.filesize)
+      assert.isNull(invalid.headers.get('content-range'))
       const beyond = await fetchPath(path, {
         session: book.session,
         headers: { Range: `bytes=${video.filesize + 5}-` },
