@@ -150,4 +150,6 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_RATE_PER_GATEWAY: Env.schema.number.optional(),
   GATEWAYS_RATE_PER_SENDER: Env.schema.number.optional(),
   GATEWAYS_RATE_WINDOW: Env.schema.string.optional(),
+  /** The private token of the SMS Gateway for Android app's device registration (unset: off). */
+  GATEWAYS_ANDROID_PRIVATE_TOKEN: Env.schema.string.optional(),
 })

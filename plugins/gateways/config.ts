@@ -16,6 +16,12 @@ const gatewaysConfig = {
   ratePerSender: env.get('GATEWAYS_RATE_PER_SENDER', 30),
   /** The window of both limits: a duration ('1 minute', '30s') or seconds. */
   rateWindow: env.get('GATEWAYS_RATE_WINDOW', '1 minute'),
+  /**
+   * The private token the SMS Gateway for Android app is configured with
+   * (private-server mode): its device registration must carry it. Unset,
+   * no phone may register through the app's device API.
+   */
+  androidPrivateToken: env.get('GATEWAYS_ANDROID_PRIVATE_TOKEN')?.trim() || undefined,
 }
 
 export default gatewaysConfig

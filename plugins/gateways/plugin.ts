@@ -11,5 +11,6 @@ export default definePlugin({
     unregisterSMSGateway: () => import('./operations/unregister_s_m_s_gateway.js'),
     updatePushId: () => import('./operations/update_push_id.js'),
   },
+  routes: () => import('./routes.js'),
   provider: () => import('./provider.js'),
 })

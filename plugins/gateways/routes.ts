@@ -1,0 +1,20 @@
+import type { PluginRoutes } from '#core/plugins/define_plugin'
+
+const AndroidDeviceController = () => import('./http/android_device_controller.js')
+
+/**
+ * The device API of the SMS Gateway for Android app (private-server mode),
+ * at the paths of the app's own server: the app is configured with
+ * `<Quire's origin>/api/mobile/v1` and GATEWAYS_ANDROID_PRIVATE_TOKEN.
+ */
+const registerGatewayRoutes: PluginRoutes = (router) => {
+  router
+    .group(() => {
+      router.post('/device', [AndroidDeviceController, 'register']).as('device.register')
+      router.patch('/device', [AndroidDeviceController, 'update']).as('device.update')
+    })
+    .prefix('/api/mobile/v1')
+    .as('gateways.android')
+}
+
+export default registerGatewayRoutes

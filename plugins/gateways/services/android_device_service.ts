@@ -1,0 +1,103 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import { hashKey } from '#core/auth/keys'
+import { dbTimestamp } from '#core/db_time'
+import gatewaysConfig from '../config.js'
+
+const TABLE = 'gateways_android_devices'
+
+/** A refusal of the device API: the HTTP status and the app's error body ({message}). */
+export class DeviceApiError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403,
+    message: string
+  ) {
+    super(message)
+  }
+}
+
+export interface AndroidDevice {
+  id: string
+  name: string
+  pushToken: string | null
+}
+
+const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-'
+
+/** `length` random URL-safe characters (the shape of the ids and tokens the app's server makes). */
+function randomId(length = 21) {
+  const bytes = randomBytes(length)
+  let id = ''
+  for (const byte of bytes) id += URL_SAFE[byte & 63]
+  return id
+}
+
+function sameSecret(given: string, expected: string) {
+  const a = Buffer.from(hashKey(given))
+  const b = Buffer.from(hashKey(expected))
+  return timingSafeEqual(a, b)
+}
+
+/** The bearer token of an Authorization header, or ''. */
+export function bearerOf(header: string | undefined) {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
+  return match ? match[1] : ''
+}
+
+/**
+ * The device API of the SMS Gateway for Android app in private-server mode
+ * (paths and shapes of its own server, capcom6/sms-gateway): registration
+ * with the private token (GATEWAYS_ANDROID_PRIVATE_TOKEN), and the device's
+ * push token update with the token registration gave it.
+ */
+@inject()
+export class AndroidDeviceService {
+  /**
+   * POST /device: a new device. Answers its id, its bearer token, and the
+   * login/password the app shows (kept hashed; Quire serves no API for them yet).
+   */
+  async register(privateToken: string, input: { name?: string; pushToken?: string | null }) {
+    const expected = gatewaysConfig.androidPrivateToken
+    if (!expected || privateToken === '' || !sameSecret(privateToken, expected)) {
+      throw new DeviceApiError(401, 'Unauthorized')
+    }
+    const id = randomId()
+    const token = randomId()
+    const secret = randomId()
+    const login = secret.slice(0, 6).toUpperCase()
+    const password = secret.slice(7).toLowerCase()
+    const now = dbTimestamp()
+    await db.table(TABLE).insert({
+      id,
+      name: input.name ?? '',
+      push_token: input.pushToken || null,
+      token_hash: hashKey(token),
+      login,
+      password_hash: hashKey(password),
+      created_at: now,
+      updated_at: now,
+    })
+    return { id, token, login, password }
+  }
+
+  /** The device a bearer token names (401 otherwise). */
+  async authenticate(token: string): Promise<AndroidDevice> {
+    const row = token ? await db.from(TABLE).where('token_hash', hashKey(token)).first() : null
+    if (!row) throw new DeviceApiError(401, 'Unauthorized')
+    return { id: row.id, name: row.name, pushToken: row.push_token }
+  }
+
+  /** PATCH /device: the device's push token; the id must be the authenticated device's (403). */
+  async updatePushToken(device: AndroidDevice, input: { id: string; pushToken?: string }) {
+    if (input.id !== device.id) throw new DeviceApiError(403, 'Forbidden')
+    await db
+      .from(TABLE)
+      .where('id', device.id)
+      .update({ push_token: input.pushToken || null, updated_at: dbTimestamp() })
+  }
+
+  find(id: string) {
+    return db.from(TABLE).where('id', id).first()
+  }
+}
