@@ -31,7 +31,12 @@ export const TARGET_PARAMS: Record<string, Filler> = {
   catCode: ({ target }) => target.catCode,
   rowId: ({ target }) => String(target.rowId),
   fieldId: ({ target }, operation) =>
-    COMMENT_OPERATIONS.has(operation) ? target.talkField : target.nameField,
+    COMMENT_OPERATIONS.has(operation)
+      ? target.talkField
+      : operation === 'getReferenceFieldValues'
+        ? target.linkField
+        : target.nameField,
+  p_field_hz: ({ target }) => target.nameField,
   viewId: ({ target }) => target.viewId,
   view_id: ({ target }) => target.viewId,
   tabId: ({ target }) => target.tabId,

@@ -25,6 +25,8 @@ export interface Objects {
   catCode: string
   nameField: number
   talkField: number
+  /** A link field of the table to itself: getReferenceFieldValues. */
+  linkField: number
   /** A files field: fileUpload aimed at a cell. */
   filesField: number
   rowId: number
@@ -116,6 +118,14 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
   const tables = await as('getBookTables', { ...book, includeFields: 'true' })
   const category = tables.bookTables.categories.find((entry: any) => entry.id === catId)
   const [nameField, talkField, filesField] = category.fields.map((field: any) => Number(field.id))
+  const link = await as('createField', {
+    b_o: book.b_o,
+    catId,
+    name: `${mark} link`,
+    type: 'link',
+    options: { linkCatId: catId },
+  })
+  const linkField = Number(link.fieldId)
   const rows = await as('createOrUpdateTableRows', {
     b_o: book.b_o,
     catId,
@@ -150,6 +160,7 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
     catCode,
     nameField,
     talkField,
+    linkField,
     filesField,
     rowId,
     otherRowId,
