@@ -42,7 +42,7 @@ function childEnv(tmp: string) {
     ...base,
     NODE_ENV: 'development',
     LOG_LEVEL: 'warn',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-multipart-data-')),
+    DATA_DIR: join(tmp, 'data'),
     TMPDIR: tmp,
     MEDIA_MAX_UPLOAD_BYTES: String(LIMIT),
   }
@@ -93,16 +93,21 @@ const file = (size: number, name = 'qqfile'): Part => ({
 })
 
 test.group('api.php multipart bodies, on a server process of its own', (group) => {
-  group.setup(async () => {
-    const tmp = mkdtempSync(join(tmpdir(), 'quire-multipart-tmp-'))
+  let tmp = ''
+  // Two setup steps, each undone by its own cleanup: a failed start still removes the folder.
+  group.setup(() => {
+    tmp = mkdtempSync(join(tmpdir(), 'quire-multipart-'))
     uploads = join(tmp, 'quire-uploads')
     mkdirSync(uploads)
+    mkdirSync(join(tmp, 'data'))
     temp = tempFiles(uploads, (name) => name !== OLD_LEFTOVER && name !== FRESH_FILE)
     writeFileSync(join(uploads, OLD_LEFTOVER), 'left by a killed process')
     const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
     utimesSync(join(uploads, OLD_LEFTOVER), twoHoursAgo, twoHoursAgo)
     writeFileSync(join(uploads, FRESH_FILE), 'being written by another instance')
-
+    return () => rmSync(tmp, { recursive: true, force: true })
+  })
+  group.setup(async () => {
     const env = childEnv(tmp)
     if (!onMysql()) ace(env, 'migration:run', '--force')
     const code = `mp${Date.now().toString(36)}`
@@ -110,10 +115,7 @@ test.group('api.php multipart bodies, on a server process of its own', (group) =
     server = await startQuire(env)
     server.child.stdout?.resume()
     session = await signIn(server.url, `${code}@example.test`, PASSWORD)
-    return async () => {
-      await server.stop()
-      rmSync(tmp, { recursive: true, force: true })
-    }
+    return () => server.stop()
   })
 
   test('the start sweeps a leftover untouched for an hour and keeps a fresh file', async ({
