@@ -67,7 +67,7 @@ test.group('Clean start and stop on MariaDB + Redis', () => {
     const books = await fetch(`${server.url}/live/api.php`, {
       method: 'POST',
       body: new URLSearchParams({ req: 'getAllBooks', ...session }),
-    }).then((response) => response.json())
+    }).then((response) => response.json() as Promise<any>)
     const book = books.allBooks.books[0]
     const sent = await fetch(`${server.url}/live/api.php`, {
       method: 'POST',
@@ -78,7 +78,7 @@ test.group('Clean start and stop on MariaDB + Redis', () => {
         b_c: book.b_c,
         msg: 'just before the stop',
       }),
-    }).then((response) => response.json())
+    }).then((response) => response.json() as Promise<any>)
     assert.equal(sent.status, 'ok', JSON.stringify(sent))
     await server.stop()
 
