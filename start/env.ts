@@ -141,6 +141,9 @@ export default await Env.create(new URL('../', import.meta.url), {
   MEDIA_TUS_EXPIRY_HOURS: Env.schema.number.optional(),
   /** Memory kept for small files served by the /dbi URLs (thumbnails), in MiB; 0 turns it off. */
   MEDIA_MEMORY_CACHE_MB: Env.schema.number.optional(),
+  /** Image derivatives (sharp) made at once per process, past which /dbi answers 503; longest one, in seconds. */
+  MEDIA_SHARP_CONCURRENCY: Env.schema.number.optional(),
+  MEDIA_SHARP_TIMEOUT_SECONDS: Env.schema.number.optional(),
   /** How long an instance trusts a file row looked up by name, in seconds (default 5). */
   MEDIA_NAME_CACHE_SECONDS: Env.schema.number.optional(),
 

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { isAbsolute, join } from 'node:path'
 import env from '#start/env'
 import quireConfig, { dataDir } from '#config/quire'
@@ -41,6 +42,17 @@ const mediaConfig = {
    * and, through the hub's channel (Redis), on the others.
    */
   nameCacheMs: env.get('MEDIA_NAME_CACHE_SECONDS', 5) * 1000,
+  /**
+   * Image derivatives made at once by this process (sharp): a request that
+   * would start one more answers 503 with Retry-After. Default: the CPUs, at
+   * least 2.
+   */
+  sharpConcurrency: Math.max(
+    1,
+    env.get('MEDIA_SHARP_CONCURRENCY') ?? Math.max(2, availableParallelism())
+  ),
+  /** Longest a derivative may take (sharp's timeout, whole seconds): then 503. Default 20. */
+  sharpTimeoutSeconds: Math.max(1, Math.ceil(env.get('MEDIA_SHARP_TIMEOUT_SECONDS', 20))),
   /** Derivative sizes (spec 8): longest side in pixels. `full` is the original. */
   sizes: { norm: 1500, cover: 400, tb: 150 } as Record<string, number>,
 }

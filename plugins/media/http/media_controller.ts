@@ -12,7 +12,12 @@ import mediaConfig from '../config.js'
 import { areaOfFile, enforceMediaRestrictions } from '../lib/areas.js'
 import { ByteCache } from '../lib/byte_cache.js'
 import { isDecodableImage } from '../lib/sniff.js'
-import { DerivativeService, ICONS_DIR, iconOf } from '../services/derivative_service.js'
+import {
+  DerivativeService,
+  DerivativesBusyError,
+  ICONS_DIR,
+  iconOf,
+} from '../services/derivative_service.js'
 import {
   MediaService,
   clientUuid,
@@ -62,7 +67,7 @@ const PRIVATE = 'private, max-age=3600'
 
 /** A refusal: 403 (no valid session) or 404 (anything else), without details. */
 class Refused extends Error {
-  constructor(readonly status: 403 | 404) {
+  constructor(readonly status: 403 | 404 | 503) {
     super(String(status))
   }
 }
@@ -243,7 +248,8 @@ export default class MediaController {
         let derived: { key: string; mime: string }
         try {
           derived = await this.derivatives.derivative(file, size)
-        } catch {
+        } catch (error) {
+          if (error instanceof DerivativesBusyError) throw new Refused(503)
           // A corrupt image has no derivatives: its icon stands in.
           return shippedFile(iconOf(file), cacheControl)
         }

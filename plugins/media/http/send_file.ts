@@ -96,14 +96,18 @@ export function parseRange(header: string | undefined, size: number) {
   return { start, end }
 }
 
-/** A bare status: no body details, never a stack trace. */
-export function sendStatus(res: ServerResponse, status: 403 | 404 | 500) {
+/** Seconds a client is asked to wait after a 503 (image derivatives busy). */
+export const RETRY_AFTER_SECONDS = 2
+
+/** A bare status: no body details, never a stack trace. 503 says when to retry. */
+export function sendStatus(res: ServerResponse, status: 403 | 404 | 500 | 503) {
   if (res.headersSent) return res.destroy()
   res.writeHead(status, {
     'Content-Type': 'text/plain',
     'Content-Length': '0',
     'Cache-Control': 'no-store',
     'Content-Security-Policy': MEDIA_CSP,
+    ...(status === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {}),
   })
   res.end()
 }

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { inject } from '@adonisjs/core'
 import sharp from 'sharp'
 import mediaConfig from '../config.js'
+import { Gate } from '../lib/gate.js'
 import { isDecodableImage } from '../lib/sniff.js'
 import { MediaStore } from './media_store.js'
 
@@ -50,6 +51,12 @@ export function iconOf(file: { kind: string; ext: string }) {
 
 export class ImageTooLargeError extends Error {}
 export class CorruptImageError extends Error {}
+/** MEDIA_SHARP_CONCURRENCY derivatives are being made, or one took MEDIA_SHARP_TIMEOUT_SECONDS: try later. */
+export class DerivativesBusyError extends Error {}
+
+// Each derivative is made once and kept on the disk: libvips' operation cache would only hold
+// decoded images in memory after their request (a 10000x10000 RGBA image left 90 MiB behind).
+sharp.cache(false)
 
 /** Output format of a derivative: the source's where it has one, JPEG otherwise (GIF keeps alpha as PNG). */
 function outputOf(ext: string): { ext: string; mime: string } {
@@ -67,6 +74,8 @@ function outputOf(ext: string): { ext: string; mime: string } {
 @inject()
 export class DerivativeService {
   private inflight = new Map<string, Promise<void>>()
+  /** At most MEDIA_SHARP_CONCURRENCY derivatives made at once, no queue (503 past it). */
+  private gate = new Gate(mediaConfig.sharpConcurrency)
   /** Derivatives known to exist (a cached request then skips the disk check). */
   private known = new Map<string, true>()
 
@@ -123,9 +132,13 @@ export class DerivativeService {
     if (this.known.has(key)) return { key, mime: output.mime }
     let pending = this.inflight.get(key)
     if (!pending) {
-      pending = this.make(file.storage_key, key, pixels, output.ext).finally(() =>
+      // A request for one being made waits for it; one more would exceed the bound.
+      const leave = this.gate.tryEnter()
+      if (!leave) throw new DerivativesBusyError('Image derivatives are busy')
+      pending = this.make(file.storage_key, key, pixels, output.ext).finally(() => {
+        leave()
         this.inflight.delete(key)
-      )
+      })
       this.inflight.set(key, pending)
     }
     await pending
@@ -146,6 +159,7 @@ export class DerivativeService {
     const tmp = join(dir, `.${randomUUID()}.${ext}`)
     try {
       let pipeline = sharp(input, { limitInputPixels: mediaConfig.maxPixels, failOn: 'error' })
+        .timeout({ seconds: mediaConfig.sharpTimeoutSeconds })
         .rotate()
         .resize({ width: pixels, height: pixels, fit: 'inside', withoutEnlargement: true })
       pipeline =
@@ -157,7 +171,10 @@ export class DerivativeService {
       try {
         await pipeline.toFile(tmp)
       } catch (error) {
-        throw new CorruptImageError(`The image cannot be decoded: ${(error as Error).message}`)
+        const message = (error as Error).message
+        if (/timeout/i.test(message))
+          throw new DerivativesBusyError(`The derivative took too long: ${message}`)
+        throw new CorruptImageError(`The image cannot be decoded: ${message}`)
       }
       // A rename into place on the fs disk: a reader never sees half a file.
       await this.store.putFile(key, tmp)
