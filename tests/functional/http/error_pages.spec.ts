@@ -2,6 +2,7 @@ import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import testUtils from '@adonisjs/core/services/test_utils'
 import { serverUrl } from '#tests/helpers/server'
+import { childEnv } from '#tests/helpers/child_env'
 
 /** Traces of a stack, a source path or a module path. */
 const LEAK = /node_modules|\/work\/|[\w/.-]+\.(?:ts|js):\d+|\bat [\w.<>]+ \(|Error: .*\n\s+at /
@@ -79,20 +80,9 @@ test.group('errors outside api.php, as `npm start` serves them (development mode
     cleanup,
   }) => {
     const { startQuire } = await import('../../../bench/lib/quire_process.js')
-    const { mkdtempSync } = await import('node:fs')
-    const { tmpdir } = await import('node:os')
-    const { join } = await import('node:path')
     // Error pages do not depend on the database: the child runs on the embedded defaults, so it
     // never shares (or migrates) the database of the suite that started it.
-    const embedded = Object.fromEntries(
-      Object.entries(process.env).filter(([key]) => !/^(DB_|REDIS_)/.test(key))
-    )
-    const server = await startQuire({
-      ...embedded,
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'warn',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-dev-')),
-    })
+    const server = await startQuire(childEnv({}, { embedded: true }))
     cleanup(() => server.stop())
     for (const path of ['/.env', '/admin/nothing', '/live/dbi/in/x']) {
       for (const accept of ['text/html', 'application/json']) {

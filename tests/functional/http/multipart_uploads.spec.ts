@@ -13,6 +13,7 @@ import {
 } from '#tests/helpers/multipart'
 import { waitFor } from '#tests/helpers/queue'
 import { ace, signIn, startQuire, type QuireProcess } from '../../../bench/lib/quire_process.js'
+import { childEnv } from '#tests/helpers/child_env'
 
 /**
  * api.php's multipart bodies (issue 18 items 1 and 2), against a Quire process of its own: an
@@ -33,20 +34,6 @@ let uploads = ''
 /** The child's temp files: its folder is its own, so every name but the planted ones. */
 let temp: ReturnType<typeof tempFiles>
 let session: { o_u: string; sesskey: string }
-
-function childEnv(tmp: string) {
-  const base = onMysql()
-    ? { ...process.env }
-    : Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(DB_|REDIS_)/.test(key)))
-  return {
-    ...base,
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: join(tmp, 'data'),
-    TMPDIR: tmp,
-    MEDIA_MAX_UPLOAD_BYTES: String(LIMIT),
-  }
-}
 
 async function call(params: Record<string, string>) {
   const response = await fetch(`${server.url}/live/api.php`, {
@@ -108,7 +95,11 @@ test.group('api.php multipart bodies, on a server process of its own', (group) =
     return () => rmSync(tmp, { recursive: true, force: true })
   })
   group.setup(async () => {
-    const env = childEnv(tmp)
+    const env = childEnv({
+      DATA_DIR: join(tmp, 'data'),
+      TMPDIR: tmp,
+      MEDIA_MAX_UPLOAD_BYTES: String(LIMIT),
+    })
     if (!onMysql()) ace(env, 'migration:run', '--force')
     const code = `mp${Date.now().toString(36)}`
     ace(env, 'user:create', code, `${code}@example.test`, PASSWORD)

@@ -1,12 +1,10 @@
 import { test } from '@japa/runner'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { onMysql, hasRedis } from '#tests/helpers/database'
 import { ace, signIn, startQuire } from '../../../bench/lib/quire_process.js'
 import { connect } from '../socket/socket_client.js'
+import { childEnv } from '#tests/helpers/child_env'
 
 /** Far below startQuire's stop(), which sends SIGKILL after 15 s. */
 const EXIT_BOUND_MS = 8000
@@ -21,24 +19,6 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
       timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms)
     }),
   ])
-}
-
-/**
- * A Quire process for this test: on the embedded SQLite, its own data folder
- * (migrated here); on MariaDB (+ Redis), the suite's database and Redis, which
- * the test bootstrap migrated.
- */
-function childEnv() {
-  const base = onMysql()
-    ? { ...process.env }
-    : Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(DB_|REDIS_)/.test(key)))
-  return {
-    ...base,
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-shutdown-')),
-    QUEUE_SHUTDOWN_TIMEOUT: String(GRACE_MS),
-  }
 }
 
 /** Opens an SSE stream (Transmit) and resolves once its first bytes arrived. */
@@ -111,7 +91,7 @@ test.group('graceful shutdown (SIGTERM)', () => {
     assert,
     cleanup,
   }) => {
-    const env = childEnv()
+    const env = childEnv({ QUEUE_SHUTDOWN_TIMEOUT: String(GRACE_MS) })
     if (!onMysql()) ace(env, 'migration:run', '--force')
     const code = `shut${Date.now().toString(36)}`
     ace(env, 'user:create', code, `${code}@example.test`, 'shutdown-password')

@@ -1,10 +1,8 @@
 import { test } from '@japa/runner'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { onMysql } from '#tests/helpers/database'
 import { ace, freePort, signIn, startQuire } from '../../../bench/lib/quire_process.js'
 import { attached, connectTo } from './socket_client.js'
+import { childEnv } from '#tests/helpers/child_env'
 
 /**
  * SOCKET_PORT: the socket on a port of its own, on the root path, as the
@@ -15,19 +13,8 @@ test.group('socket: a port of its own (SOCKET_PORT)', () => {
     assert,
     cleanup,
   }) => {
-    const base = onMysql()
-      ? { ...process.env }
-      : Object.fromEntries(
-          Object.entries(process.env).filter(([key]) => !/^(DB_|REDIS_)/.test(key))
-        )
     const socketPort = await freePort()
-    const env = {
-      ...base,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-socket-port-')),
-      SOCKET_PORT: String(socketPort),
-    }
+    const env = childEnv({ NODE_ENV: 'production', SOCKET_PORT: String(socketPort) })
     if (!onMysql()) ace(env, 'migration:run', '--force')
     const code = `sp${Date.now().toString(36)}`
     ace(env, 'user:create', code, `${code}@example.test`, 'socket-port-password')

@@ -1,0 +1,29 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { onMysql } from './database.js'
+
+/**
+ * The environment of a Quire process a test starts: on MariaDB (+ Redis) the suite's database
+ * and Redis, which the test bootstrap migrated; otherwise, or with `embedded`, the embedded
+ * defaults (no DB_ or REDIS_ variable), so the child never shares the suite's SQLite file.
+ * A data folder of its own, quiet logs; `overrides` win.
+ */
+export function childEnv(
+  overrides: NodeJS.ProcessEnv = {},
+  options: { embedded?: boolean } = {}
+): NodeJS.ProcessEnv {
+  const base =
+    onMysql() && !options.embedded
+      ? { ...process.env }
+      : Object.fromEntries(
+          Object.entries(process.env).filter(([key]) => !/^(DB_|REDIS_)/.test(key))
+        )
+  return {
+    ...base,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-child-')),
+    ...overrides,
+  }
+}
