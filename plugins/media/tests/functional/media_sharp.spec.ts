@@ -11,6 +11,7 @@ const noisy = (seed: number) =>
       width: 2400 + seed,
       height: 2400,
       channels: 3,
+      background: '#808080',
       noise: { type: 'gaussian', mean: 128, sigma: 40 },
     },
   })
