@@ -1,4 +1,5 @@
 import type { BookRef } from './services/book_access_service.js'
+import type { MessageRow } from './models/records.js'
 
 /**
  * Events of the books plugin, emitted after the write commits (never on
@@ -66,5 +67,30 @@ declare module '@adonisjs/core/types' {
     'books:message_deleted': BookMessageDeleted
     'books:book_updated': BookUpdated
     'books:member_changed': BookMemberChanged
+  }
+}
+
+/**
+ * A message write as staged INSIDE its transaction (kernel outbox topic,
+ * docs/outbox.md): webhooks' `message.created|updated|deleted`. Staged only
+ * when a contributor wants it (`wants({bookId})` is asked first, so a book
+ * nobody subscribes to stays on the writer's fast path).
+ */
+export interface MessageChanging {
+  kind: 'created' | 'updated' | 'deleted'
+  bookId: number
+  b_o: string
+  b_c: string
+  /** The message's row after the write (deleted: as it was, del set). */
+  row: MessageRow
+  /** The user the write acts as, and the sesskey's holder when acting on behalf. */
+  actorId: number
+  onBehalfOf: number | null
+  stamp: number
+}
+
+declare module '#core/outbox/types' {
+  interface OutboxTopics {
+    'books:message_changed': MessageChanging
   }
 }

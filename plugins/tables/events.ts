@@ -63,3 +63,31 @@ declare module '#core/outbox/types' {
     'tables:rows_changed': RowsChanging
   }
 }
+
+/**
+ * A new cell comment as staged INSIDE its transaction (kernel outbox topic,
+ * docs/outbox.md): webhooks' `comment.created`. Staged only when a
+ * contributor wants the table (`wants({categoryId})` first).
+ */
+export interface CommentCreating {
+  bookId: number
+  b_o: string
+  b_c: string
+  categoryId: number
+  catName: string
+  fieldId: number
+  fieldName: string
+  rowId: number
+  commentId: number
+  text: string
+  action: unknown[] | null
+  actorId: number
+  onBehalfOf: number | null
+  stamp: number
+}
+
+declare module '#core/outbox/types' {
+  interface OutboxTopics {
+    'tables:comment_created': CommentCreating
+  }
+}

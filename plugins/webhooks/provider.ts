@@ -2,7 +2,7 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { DeliveryLog } from './services/delivery_log.js'
-import { rowsContributor } from './services/payloads.js'
+import { commentsContributor, messagesContributor, rowsContributor } from './services/payloads.js'
 import { SubscriptionIndex } from './services/subscription_index.js'
 import { WebhookChannel } from './services/webhook_channel.js'
 import { WebhookService, CHANNEL } from './services/webhook_service.js'
@@ -26,5 +26,7 @@ export default class WebhooksProvider {
     const webhooks = await this.app.container.make(WebhookService)
     outbox.registerChannel(CHANNEL, new WebhookChannel(webhooks))
     outbox.contribute('tables:rows_changed', rowsContributor(index))
+    outbox.contribute('tables:comment_created', commentsContributor(index))
+    outbox.contribute('books:message_changed', messagesContributor(index))
   }
 }

@@ -10,6 +10,7 @@ import { StampService } from '#core/services/stamp_service'
 import { UserService } from '#core/services/user_service'
 import { isUniqueViolation } from '#core/services/db_errors'
 import { quoteId, readQuery, trxQuery } from '#core/native_sql'
+import { OutboxService } from '#core/outbox/outbox_service'
 import {
   TABLES,
   nowSeconds,
@@ -120,8 +121,41 @@ export class MessageWriter {
     private access: BookAccessService,
     private counters: BookCountersService,
     private events: EventService,
-    private users: UserService
+    private users: UserService,
+    private outbox: OutboxService
   ) {}
+
+  /**
+   * Inside a message write's transaction: stages `books:message_changed` for
+   * the outbox (webhooks), only when a contributor wants this book (a cheap,
+   * synchronous check: a book nobody subscribes to costs nothing more).
+   */
+  private async stage(
+    trx: TransactionClientContract,
+    afterCommit: (callback: () => unknown) => void,
+    kind: 'created' | 'updated' | 'deleted',
+    actor: Actor,
+    book: BookRef,
+    row: MessageRow,
+    stamp: number
+  ) {
+    if (!this.outbox.wants('books:message_changed', { bookId: book.id })) return
+    await this.outbox.stage(
+      trx,
+      'books:message_changed',
+      {
+        kind,
+        bookId: book.id,
+        b_o: book.b_o,
+        b_c: book.b_c,
+        row,
+        actorId: actor.user.id,
+        onBehalfOf: actor.onBehalf ? actor.principal.id : null,
+        stamp,
+      },
+      afterCommit
+    )
+  }
 
   /**
    * New messages (without an event) waiting for the running transaction.
@@ -257,6 +291,7 @@ export class MessageWriter {
         const row = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
           const inserted = await insertMessage(trx, stamp, fields)
           await this.events.save(trx, stamp, inserted, event)
+          await this.stage(trx, afterCommit, 'created', actor, book, inserted, stamp)
           afterCommit(() => this.afterCreate(actor, book, inserted, event))
           return inserted
         })
@@ -290,6 +325,7 @@ export class MessageWriter {
         try {
           const row = await insertMessage(trx, stamp, job.fields)
           inserted.set(job, row)
+          await this.stage(trx, afterCommit, 'created', job.actor, job.book, row, stamp)
           afterCommit(() => this.afterCreate(job.actor, job.book, row, null))
         } catch (error) {
           if (!isUniqueViolation(error)) throw error
@@ -464,6 +500,7 @@ export class MessageWriter {
       if (!Number(changed)) throw messageNotFound()
       if (event !== undefined) await this.events.save(trx, stamp, row, event)
       const fresh = (await trx.from(TABLES.messages).where('smid', row.smid).first()) as MessageRow
+      await this.stage(trx, afterCommit, 'updated', actor, book, fresh, stamp)
       afterCommit(async () => {
         const message = serializeMessage(fresh, {
           u_c: await this.codeOf(Number(fresh.creator_id), actor),
@@ -507,6 +544,8 @@ export class MessageWriter {
     await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
       const removed = await this.markDeleted(trx, stamp, book.id, row)
       if (!removed) return
+      const deleted = { ...row, del: true, sstamp: stamp, last_modified: nowSeconds() }
+      await this.stage(trx, afterCommit, 'deleted', actor, book, deleted, stamp)
       afterCommit(async () =>
         emitter.emit('books:message_deleted', {
           book,

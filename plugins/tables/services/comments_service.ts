@@ -6,6 +6,7 @@ import { rpcError } from '#core/rpc/errors'
 import { StampService } from '#core/services/stamp_service'
 import { isUniqueViolation } from '#core/services/db_errors'
 import { readQuery } from '#core/native_sql'
+import { OutboxService } from '#core/outbox/outbox_service'
 import { RIGHT_ADMIN } from '#plugins/books/services/book_access_service'
 import { commentCellKey, rowTableName, type FieldDef } from '../lib/field_types.js'
 import type { CategoryMeta } from './meta_service.js'
@@ -82,7 +83,8 @@ function toWire(row: Row, withUnread: boolean, viewerId: number | null, lastRead
 export class CommentsService {
   constructor(
     private stamps: StampService,
-    private access: TableAccess
+    private access: TableAccess,
+    private outbox: OutboxService
   ) {}
 
   /** getTableValueComments: the thread of a cell (the field names the table). */
@@ -297,7 +299,8 @@ export class CommentsService {
   /**
    * editTableValueComments (extension): adds a comment to a cell, or changes
    * the text (and action) of comment `commentId`, which only its author may.
-   * Stamped; members are told through `tables:rows_changed` (no webhook).
+   * Stamped; members are told through `tables:rows_changed`; a new comment is staged for the
+   * outbox (`tables:comment_created`, webhooks' comment.created) in the same transaction.
    */
   private async edit(
     actor: Actor,
@@ -353,6 +356,29 @@ export class CommentsService {
           updated_at: unix(),
         })
         commentId = Number(inserted)
+        // comment.created (webhooks), in this transaction, when a subscription wants the table.
+        if (this.outbox.wants('tables:comment_created', { categoryId: scope.category.id }))
+          await this.outbox.stage(
+            trx,
+            'tables:comment_created',
+            {
+              bookId: scope.book.id,
+              b_o: scope.book.b_o,
+              b_c: scope.book.b_c,
+              categoryId: scope.category.id,
+              catName: scope.category.name,
+              fieldId: input.fieldId,
+              fieldName: scope.category.fields.find((f) => f.id === input.fieldId)?.name ?? '',
+              rowId: input.rowId,
+              commentId,
+              text,
+              action: action === null ? null : JSON.parse(action),
+              actorId: actor.user.id,
+              onBehalfOf: actor.onBehalf ? actor.principal.id : null,
+              stamp,
+            },
+            afterCommit
+          )
       }
       afterCommit(() => this.announce(actor, scope, input.fieldId, input.rowId, stamp))
       return commentId

@@ -1,6 +1,8 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { OutboxContributor, OutboxEntry } from '#core/outbox/types'
-import type { RowsChanging } from '#plugins/tables/events'
+import type { CommentCreating, RowsChanging } from '#plugins/tables/events'
+import type { MessageChanging } from '#plugins/books/events'
+import { serializeMessage } from '#plugins/books/serializers/message_serializer'
 import { CHANNEL, recipientOf, type WebhookRow } from './webhook_service.js'
 import type { SubscriptionIndex } from './subscription_index.js'
 
@@ -103,6 +105,122 @@ export function rowsContributor(index: SubscriptionIndex): OutboxContributor<Row
         }
       }
       return entries
+    },
+  }
+}
+
+/** The active subscriptions of a table (catId) or of a book (category null), read in the write's transaction. */
+function active(client: QueryClientContract, where: { categoryId?: number; bookId?: number }) {
+  const query = client.from('webhooks').where('active', true)
+  if (where.categoryId !== undefined) query.where('category_id', where.categoryId)
+  else query.where('book_id', where.bookId!).whereNull('category_id')
+  return query as unknown as Promise<WebhookRow[]>
+}
+
+/** One delivery of a subscription (the body's data gets its webhookId and idempotency key). */
+function entryOf(
+  subscription: WebhookRow,
+  type: string,
+  idempotencyKey: string,
+  orderKey: string,
+  data: Record<string, unknown>
+): OutboxEntry {
+  const payload: WebhookPayload = {
+    type,
+    timestamp: new Date().toISOString(),
+    data: { webhookId: Number(subscription.id), idempotencyKey, ...data },
+  }
+  return {
+    channel: CHANNEL,
+    recipient: recipientOf(Number(subscription.id)),
+    idempotencyKey,
+    orderKey,
+    eventType: type,
+    payload,
+  }
+}
+
+/**
+ * `message.created|updated|deleted` for the book's subscriptions (books'
+ * MessageWriter stages `books:message_changed` in its transactions). Every
+ * message write fires (bypassUrlTrigger is a table-write parameter); order
+ * kept per subscription and message.
+ */
+export function messagesContributor(index: SubscriptionIndex): OutboxContributor<MessageChanging> {
+  return {
+    wants: (event) => index.hasBook(event.bookId),
+    async entries(event, client) {
+      const type = `message.${event.kind}`
+      const all = await active(client, { bookId: event.bookId })
+      const subscriptions = all.filter((subscription) => listOf(subscription.events).includes(type))
+      if (subscriptions.length === 0) return []
+      const creatorId = Number(event.row.creator_id)
+      const users = await codes(client, [event.actorId, event.onBehalfOf, creatorId])
+      const smid = Number(event.row.smid)
+      const message = serializeMessage(event.row, { u_c: users.get(creatorId) ?? '' })
+      return subscriptions.map((subscription) =>
+        entryOf(
+          subscription,
+          type,
+          `wh${subscription.id}.${type}.${smid}.${event.stamp}`,
+          `wh${subscription.id}.msg.${smid}`,
+          {
+            book: { b_o: event.b_o, b_c: event.b_c },
+            smid,
+            uuid: event.row.uuid,
+            message,
+            actor: {
+              u_c: users.get(event.actorId) ?? null,
+              onBehalfOf: event.onBehalfOf === null ? null : (users.get(event.onBehalfOf) ?? null),
+            },
+            sstamp: event.stamp,
+          }
+        )
+      )
+    },
+  }
+}
+
+/**
+ * `comment.created` for the table's subscriptions (tables' comments service
+ * stages `tables:comment_created`); ordered with the row's changes (same
+ * order key), so a comment is not delivered before the row's earlier write.
+ */
+export function commentsContributor(index: SubscriptionIndex): OutboxContributor<CommentCreating> {
+  return {
+    wants: (event) => index.hasCategory(event.categoryId),
+    async entries(event, client) {
+      const type = 'comment.created'
+      const all = await active(client, { categoryId: event.categoryId })
+      const subscriptions = all.filter((subscription) => {
+        const only = listOf(subscription.field_ids).map(Number)
+        return (
+          listOf(subscription.events).includes(type) &&
+          (only.length === 0 || only.includes(event.fieldId))
+        )
+      })
+      if (subscriptions.length === 0) return []
+      const users = await codes(client, [event.actorId, event.onBehalfOf])
+      return subscriptions.map((subscription) =>
+        entryOf(
+          subscription,
+          type,
+          `wh${subscription.id}.${type}.${event.commentId}`,
+          `wh${subscription.id}.row.${event.rowId}`,
+          {
+            book: { b_o: event.b_o, b_c: event.b_c },
+            table: { catId: event.categoryId, name: event.catName },
+            rowId: event.rowId,
+            field: { fieldId: event.fieldId, name: event.fieldName },
+            comment: { id: event.commentId, m: event.text, action: event.action ?? [] },
+            actor: {
+              u_c: users.get(event.actorId) ?? null,
+              onBehalfOf: event.onBehalfOf === null ? null : (users.get(event.onBehalfOf) ?? null),
+            },
+            sstamp: event.stamp,
+          }
+        )
+      )
     },
   }
 }

@@ -1,8 +1,6 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { Webhook } from 'standardwebhooks'
-import { OutboxService } from '#core/outbox/outbox_service'
 import {
   caller,
   errorCode,
@@ -12,52 +10,8 @@ import {
   type Call,
 } from '#plugins/tables/tests/helpers/tables'
 import webhooksConfig from '../../config.js'
-import { parseRanges } from '../../lib/address_guard.js'
 import { startReceiver, type Receiver } from '../helpers/receiver.js'
-
-type Book = Awaited<ReturnType<typeof makeBook>>
-
-/**
- * Loopback is refused by default; these tests allow it explicitly (and
- * nothing else), and shorten the outbox's backoff and the request timeout.
- */
-async function loosen() {
-  const outbox = await app.container.make(OutboxService)
-  const saved = {
-    ranges: webhooksConfig.allowedRanges,
-    timeout: webhooksConfig.timeoutMs,
-    backoff: { ...outbox.settings.backoff },
-  }
-  webhooksConfig.allowedRanges = parseRanges('127.0.0.0/8,::1/128')
-  webhooksConfig.timeoutMs = 500
-  outbox.settings.backoff.baseMs = 30
-  outbox.settings.backoff.maxMs = 100
-  return () => {
-    webhooksConfig.allowedRanges = saved.ranges
-    webhooksConfig.timeoutMs = saved.timeout
-    Object.assign(outbox.settings.backoff, saved.backoff)
-  }
-}
-
-async function table(call: Call, book: Book) {
-  const { catId } = ok(
-    await call('createTable', {
-      b_o: book.b_o,
-      b_c: book.b_c,
-      name: 'Orders',
-      fields: JSON.stringify([
-        { name: 'Item', type: 'shorttext' },
-        { name: 'Qty', type: 'integer' },
-      ]),
-    })
-  )
-  const tables = ok(
-    await call('getBookTables', { b_o: book.b_o, b_c: book.b_c, includeFields: 'true' })
-  )
-  const fields = tables.bookTables.categories.find((c: any) => c.id === catId).fields
-  const id = (name: string) => fields.find((field: any) => field.name === name).id as number
-  return { catId, item: id('Item'), qty: id('Qty') }
-}
+import { loosen, table, type Book } from '../helpers/setup.js'
 
 const deliveriesOf = (webhookId: number) =>
   db.from('outbox_deliveries').where('recipient', `wh:${webhookId}`).orderBy('id')
