@@ -69,6 +69,11 @@ export default class QuireSetup extends BaseCommand {
       this.logger.log(`  login (e-mail): ${admin.email}`)
       this.logger.log(`  user code:      ${admin.code}`)
       this.logger.log(`  password:       ${admin.password}`)
+      const { consoleSettings } = await import('#admin/console_settings')
+      if (consoleSettings.adminTotpRequired)
+        this.logger.log(
+          '  two-factor:     required: the first sign-in enrols an authenticator app (ADMIN_TOTP_REQUIRED)'
+        )
       this.logger.log(`  (kept in ${credentialsFile})`)
       this.logger.log('')
     }

@@ -70,6 +70,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   /** Global TOTP policy: `optional` (default) or `required`; a per-user policy overrides it. */
   AUTH_TOTP_POLICY: Env.schema.enum.optional(['optional', 'required'] as const),
   AUTH_PASSWORD_MIN_LENGTH: Env.schema.number.optional(),
+  /** The admin console requires TOTP of administrators: default true in production, false otherwise. */
+  ADMIN_TOTP_REQUIRED: Env.schema.boolean.optional(),
   /** revoke-others rate limit: requests per user within the window. */
   AUTH_REVOKE_MAX_REQUESTS: Env.schema.number.optional(),
   AUTH_REVOKE_WINDOW: Env.schema.string.optional(),

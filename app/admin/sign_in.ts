@@ -6,7 +6,15 @@ export const SESSION_KEYS = {
   refreshToken: 'console.rt',
   /** A sign-in waiting for its TOTP code (or enrolment). */
   pending: 'console.pending',
+  /** A signed-in administrator's own enrolment (Account page), waiting for its first code. */
+  enrolment: 'console.enrolment',
 } as const
+
+/** A TOTP code, or (at sign-in) a one-time recovery code in its place. */
+export const SIGN_IN_CODE = /^(\d{6}|[a-z2-9]{5}[\s-]?[a-z2-9]{5})$/i
+
+/** The flash key of recovery codes shown once (after an enrolment or a regeneration). */
+export const RECOVERY_CODES_FLASH = 'recoveryCodes'
 
 export interface PendingSignIn {
   kind: 'totp' | 'setup'

@@ -60,6 +60,10 @@ export default class User extends BaseModel {
   @column.dateTime()
   declare disabledAt: DateTime | null
 
+  /** Password sign-in on api.php turned off (createOauthkey answers PASSWORD_SIGN_IN_DISABLED). */
+  @column({ consume: (value) => Boolean(value) })
+  declare apiPasswordDisabled: boolean
+
   @column.dateTime({ autoCreate: true })
   declare createdAt: DateTime
 

@@ -91,8 +91,14 @@ test.group('admin console in a browser (Chromium)', (group) => {
       await shot(page, '02-totp-enrolment')
       await page.fill('input[name=code]', await generate({ secret }))
       await page.click('button[type=submit]')
+      // The Account page shows the ten recovery codes, once.
+      await page.waitForURL(`${serverUrl()}/admin/account`)
+      await page.waitForSelector('[data-testid=recovery-codes] li >> nth=9')
+      await shot(page, '03-recovery-codes')
+      await page.click('nav >> text=Dashboard')
       await page.waitForURL(`${serverUrl()}/admin`)
       await page.waitForSelector('[data-figure="messages"]')
+      assert.equal(await page.locator('[data-testid=totp-warning]').count(), 0)
       await shot(page, '03-dashboard')
 
       // Create a user.

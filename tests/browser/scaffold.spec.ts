@@ -7,6 +7,7 @@ import { promisify } from 'node:util'
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import { startQuire, type QuireProcess } from '../../bench/lib/quire_process.js'
+import { generate } from 'otplib'
 import { hasChromium, launch, noChromium, shot } from './chromium.js'
 
 const run = promisify(execFile)
@@ -68,7 +69,9 @@ test.group('make:plugin: the scaffolded console page, end to end (Chromium)', ()
       await ace(copy, env, 'make:plugin', PLUGIN)
       assert.include(await readFile(join(copy, 'config/plugins.ts'), 'utf8'), `'${PLUGIN}'`)
       // npm start's first step: migrations (the plugin's too), the console's build, a demo admin.
-      await ace(copy, env, 'quire:setup')
+      const setup = await ace(copy, env, 'quire:setup')
+      // Production: the console requires TOTP of administrators, and says so with the credentials.
+      assert.include(setup.stdout, 'two-factor:     required')
       const admin = JSON.parse(await readFile(join(copy, 'data/demo-admin.json'), 'utf8'))
       server = await startQuire(env, { root: copy })
 
@@ -80,7 +83,19 @@ test.group('make:plugin: the scaffolded console page, end to end (Chromium)', ()
       await page.fill('input[name=login]', admin.email)
       await page.fill('input[name=password]', admin.password)
       await page.click('button[type=submit]')
-      await page.waitForURL(`${server.url}/admin`)
+      // The password alone does not open the console in production: enrolment first, with a QR
+      // code made by the server (an SVG data URL) and the key, then the first code.
+      const qr = page.locator('[data-testid=totp-qr]')
+      await qr.waitFor()
+      assert.match(String(await qr.getAttribute('src')), /^data:image\/svg\+xml;base64,/)
+      const shown = await page.locator('[data-testid=totp-secret]').innerText()
+      const secret = shown.trim()
+      await shot(page, 'production-enrolment')
+      await page.fill('input[name=code]', await generate({ secret }))
+      await page.click('button[type=submit]')
+      await page.waitForURL(`${server.url}/admin/account`)
+      assert.equal(await page.locator('[data-testid=recovery-codes] li').count(), 10)
+      await shot(page, 'production-recovery-codes')
 
       const entry = page.locator(`nav a[href="/admin/${PLUGIN}"]`)
       const label = await entry.innerText()

@@ -2,14 +2,24 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { inject } from '@adonisjs/core'
 import { DashboardService } from '#admin/services/dashboard_service'
 import { DASHBOARD_CHANNEL, DashboardFeed } from '#admin/live_feed'
+import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
 
 /** GET /admin: the dashboard. Its figures reload in place (partial reloads) when Transmit says they changed. */
 @inject()
 export default class DashboardController {
-  constructor(private dashboard: DashboardService) {}
+  constructor(
+    private dashboard: DashboardService,
+    private authUsers: AuthUserService
+  ) {}
 
   async show({ inertia, auth }: HttpContext) {
+    const me = auth.use('web').user!
     return inertia.render('dashboard', {
+      // Shown as a warning while the administrator has no second factor (development, or
+      // production with ADMIN_TOTP_REQUIRED=false: otherwise the sign-in enrols first).
+      security: async () => ({
+        totpEnrolled: this.authUsers.isEnrolled(await this.authUsers.ensure(me)),
+      }),
       // Transmit (SSE) tells the page when figures changed; it then reloads them.
       live: () => ({
         channel: DASHBOARD_CHANNEL,

@@ -5,7 +5,15 @@ import { UserService } from '#core/services/user_service'
 import { LoginService } from '#plugins/auth_service/services/login_service'
 import { SessionService } from '#plugins/auth_service/services/session_service'
 import { AuthError } from '#plugins/auth_service/errors'
-import { SESSION_KEYS, sessionIdOf, type PendingSignIn } from '#admin/sign_in'
+import {
+  RECOVERY_CODES_FLASH,
+  SESSION_KEYS,
+  SIGN_IN_CODE,
+  sessionIdOf,
+  type PendingSignIn,
+} from '#admin/sign_in'
+import { consoleSettings } from '#admin/console_settings'
+import { qrDataUrl } from '#admin/qr'
 
 const passwordStep = vine.compile(
   vine.object({
@@ -13,14 +21,7 @@ const passwordStep = vine.compile(
     password: vine.string().maxLength(255),
   })
 )
-const codeStep = vine.compile(
-  vine.object({
-    code: vine
-      .string()
-      .trim()
-      .regex(/^\d{6}$/),
-  })
-)
+const codeStep = vine.compile(vine.object({ code: vine.string().trim().regex(SIGN_IN_CODE) }))
 
 const REFUSED = 'Invalid login or password'
 
@@ -56,7 +57,10 @@ export default class SignInController {
     return ctx.inertia.render('login', {
       step: pending?.kind ?? 'password',
       login: pending?.login ?? null,
-      setup: pending?.kind === 'setup' ? { secret: pending.secret, uri: pending.uri } : null,
+      setup:
+        pending?.kind === 'setup'
+          ? { secret: pending.secret, uri: pending.uri, qr: await qrDataUrl(pending.uri!) }
+          : null,
       error: ctx.session.flashMessages.get('error') ?? null,
     })
   }
@@ -69,7 +73,10 @@ export default class SignInController {
     if (!input) return this.refuse(ctx, REFUSED)
     let result: Record<string, any>
     try {
-      result = await this.logins.passwordLogin(input, this.client(ctx))
+      result = await this.logins.passwordLogin(input, this.client(ctx), {
+        // In production the console requires TOTP of administrators (ADMIN_TOTP_REQUIRED).
+        requireTotp: (user) => user.isAdmin && consoleSettings.adminTotpRequired,
+      })
     } catch (error) {
       return this.refuse(ctx, error instanceof AuthError ? this.wording(error) : REFUSED, error)
     }
@@ -100,7 +107,13 @@ export default class SignInController {
     const pending = ctx.session.get(SESSION_KEYS.pending) as PendingSignIn | undefined
     if (!pending) return ctx.response.redirect('/admin/login')
     const input = await codeStep.validate(ctx.request.only(['code'])).catch(() => null)
-    if (!input) return this.refuse(ctx, 'Enter the 6-digit code of your authenticator', null, false)
+    if (!input)
+      return this.refuse(
+        ctx,
+        'Enter the 6-digit code of your authenticator, or a recovery code',
+        null,
+        false
+      )
     try {
       const result =
         pending.kind === 'setup'
@@ -134,6 +147,7 @@ export default class SignInController {
     return ctx.response.redirect('/admin/login')
   }
 
+  /** A completed sign-in; after an enrolment, the Account page shows the new recovery codes once. */
   private async complete(ctx: HttpContext, result: Record<string, any>) {
     const user = await this.users.findByCode(result.user.code)
     if (!user?.isAdmin) {
@@ -145,6 +159,10 @@ export default class SignInController {
     await ctx.auth.use('web').login(user)
     ctx.session.put(SESSION_KEYS.authSession, sessionIdOf(result.jwt))
     ctx.session.put(SESSION_KEYS.refreshToken, result.refresh_token)
+    if (Array.isArray(result.recoveryCodes)) {
+      ctx.session.flash(RECOVERY_CODES_FLASH, result.recoveryCodes)
+      return ctx.response.redirect('/admin/account')
+    }
     return ctx.response.redirect('/admin')
   }
 

@@ -18,6 +18,11 @@ export const ERROR_CATALOGUE = {
     process: 13,
     summary: 'createUserAccount is not enabled on this server',
   },
+  PASSWORD_SIGN_IN_DISABLED: {
+    process: 14,
+    summary:
+      'the user turned off password sign-in on api.php; oauthkeys are made in the admin console',
+  },
   INVALID_OAUTHKEY: {
     process: 20,
     summary: 'the oauthkey is unknown, revoked, or not the key of o_u',

@@ -142,6 +142,13 @@ export class AccessService {
     }
     if (!check.ok) throw rpcError('INVALID_LOGIN', 'Invalid login or password')
     const user = check.user
+    // Said only after a right password: the flag of an account is not for anyone to probe.
+    if (user.apiPasswordDisabled) {
+      throw rpcError(
+        'PASSWORD_SIGN_IN_DISABLED',
+        'Password sign-in on api.php is turned off for this account: create an oauthkey in the admin console (Account page)'
+      )
+    }
 
     const oauthkey = generateKey()
     const record = await this.stamps.write(async ({ trx }) =>
@@ -170,6 +177,96 @@ export class AccessService {
       email: isEmail ? login : null,
       phone: isEmail ? null : login,
       password: pwd,
+    })
+  }
+
+  /**
+   * An oauthkey made in the admin console for the signed-in user (a personal
+   * key: no password asked, the console sign-in was the check), in the live
+   * application of that name, created when there is none (its appkey is not
+   * needed to use the oauthkey, and is not kept). Answered in clear this once.
+   */
+  async issueOauthkey(user: User, applicationName: string) {
+    const name = applicationName.trim()
+    const existing = await Application.query()
+      .where('name', name)
+      .whereNull('revokedAt')
+      .orderBy('id', 'desc')
+      .first()
+    let application = existing
+    if (!application) {
+      const made = await this.createAppkey(name)
+      application = made.application
+    }
+    const applicationId = application.id
+    const oauthkey = generateKey()
+    const record = await this.stamps.write(async ({ trx }) =>
+      OauthKey.create(
+        { applicationId, userId: user.id, keyHash: hashKey(oauthkey) },
+        { client: trx }
+      )
+    )
+    return { oauthkey, record, application }
+  }
+
+  /** A user's live oauthkeys, newest first, searched by application name, paged in SQL (the console). */
+  async oauthkeysOf(userId: number, request: PageRequest) {
+    const query = db
+      .from('oauth_keys as k')
+      .leftJoin('applications as a', 'a.id', 'k.application_id')
+      .where('k.user_id', userId)
+      .whereNull('k.revoked_at')
+    const like = containsPattern(request.search)
+    if (like) query.whereRaw('LOWER(a.name) LIKE ?', [like])
+    return readPage(
+      query,
+      request,
+      (page) =>
+        page
+          .orderBy('k.id', 'desc')
+          .select('k.id', 'k.created_at', 'k.last_used_at', 'a.name as app_name'),
+      (row) => ({
+        id: Number(row.id),
+        appName: row.app_name ?? null,
+        createdAt: row.created_at ? new Date(row.created_at).toISOString() : null,
+        lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
+      })
+    )
+  }
+
+  /** Revokes one oauthkey of a user and every sesskey made from it (their sockets close). */
+  async revokeOauthkeyOf(userId: number, oauthKeyId: number, reason = 'oauthkey revoked') {
+    return this.stamps.write(async ({ trx, afterCommit }) => {
+      const now = dbTimestamp()
+      const updated = await trx
+        .from('oauth_keys')
+        .where('id', oauthKeyId)
+        .where('user_id', userId)
+        .whereNull('revoked_at')
+        .update({ revoked_at: now })
+      if (Number(updated) !== 1) return false
+      const sessions = await trx
+        .from('api_sessions')
+        .where('oauth_key_id', oauthKeyId)
+        .whereNull('revoked_at')
+        .select('id')
+      const ids = sessions.map((row) => Number(row.id))
+      if (ids.length) {
+        await trx
+          .from('api_sessions')
+          .whereIn('id', ids)
+          .update({ revoked_at: now, revoked_reason: reason.slice(0, 64) })
+      }
+      afterCommit(() => {
+        for (const id of ids)
+          emitter.emit('core:sessions_revoked', {
+            userId,
+            keptSessionId: null,
+            reason,
+            onlySessionId: id,
+          })
+      })
+      return true
     })
   }
 

@@ -257,6 +257,16 @@ export class UserService {
     })
   }
 
+  /** Turns password sign-in on api.php off or on (createOauthkey answers PASSWORD_SIGN_IN_DISABLED). */
+  async setApiPasswordDisabled(user: User, disabled: boolean) {
+    await this.stamps.write(async ({ trx, stamp }) => {
+      user.useTransaction(trx)
+      user.apiPasswordDisabled = disabled
+      user.sstamp = stamp
+      await user.save()
+    })
+  }
+
   /**
    * The users a user let act on their behalf, and those who let this user act
    * on theirs: searched by either user's code, paged in SQL (the console).

@@ -3,6 +3,7 @@ import { inject } from '@adonisjs/core'
 import { Database } from '@adonisjs/lucid/database'
 import type User from '#models/user'
 import { Clock } from './clock.js'
+import { RecoveryCodeService } from './recovery_code_service.js'
 import { AuthConfig } from '../config.js'
 
 export type TotpPolicy = 'optional' | 'required'
@@ -42,6 +43,7 @@ export class AuthUserService {
   constructor(
     private db: Database,
     private clock: Clock,
+    private recovery: RecoveryCodeService,
     config: AuthConfig
   ) {
     this.globalPolicy = config.totp.policy
@@ -95,10 +97,11 @@ export class AuthUserService {
     await this.update(user.id, { must_change_password: value })
   }
 
-  /** Forgets the user's second factor (lost device); with policy required, the next login enrols again. */
+  /** Forgets the user's second factor and its recovery codes (lost device); with policy required, the next login enrols again. */
   async resetTotp(user: Pick<User, 'id'>) {
     await this.ensure(user)
     await this.update(user.id, { totp_secret: null, totp_enabled_at: null, totp_last_step: null })
+    await this.recovery.forget(user.id)
   }
 
   async update(userId: number, values: Record<string, unknown>) {

@@ -10,6 +10,7 @@ import { passwordPolicy } from '#core/services/password_policy'
 import { Clock } from './clock.js'
 import { AuthUserService, type AuthUserRow } from './auth_user_service.js'
 import { TotpService } from './totp_service.js'
+import { RecoveryCodeService, looksLikeRecoveryCode } from './recovery_code_service.js'
 import { SessionService } from './session_service.js'
 import { AuthorizationService, type AuthorizationRequest } from './authorization_service.js'
 import { digest, opaqueToken } from './secrets.js'
@@ -20,6 +21,15 @@ import { serializeLoginSuccess, type PasswordPolicies } from '../serializers/log
 export interface ClientInfo {
   ip: string
   userAgent: string | null
+}
+
+export interface PasswordLoginOptions {
+  /**
+   * Requires TOTP (enrolment when there is none) for this user whatever the
+   * policies say: the admin console requires it of administrators in
+   * production (ADMIN_TOTP_REQUIRED).
+   */
+  requireTotp?: (user: User) => boolean
 }
 
 /** The second step a pending login waits for. */
@@ -84,6 +94,7 @@ export class LoginService {
     private credentials: CredentialService,
     private authUsers: AuthUserService,
     private totp: TotpService,
+    private recovery: RecoveryCodeService,
     private sessions: SessionService,
     private authorizations: AuthorizationService,
     config: AuthConfig
@@ -93,7 +104,8 @@ export class LoginService {
 
   async passwordLogin(
     input: { login: string; password: string; code?: string; request_id?: string },
-    client: ClientInfo
+    client: ClientInfo,
+    options: PasswordLoginOptions = {}
   ) {
     const request = await this.requestOf(input.request_id)
     // A TOTP code may follow: the login's failures are forgiven once the whole sign-in succeeds.
@@ -129,6 +141,7 @@ export class LoginService {
           authUser.totp_secret!,
           input.code,
           authUser.totp_last_step,
+          true,
           true
         )
       } catch (error) {
@@ -141,7 +154,7 @@ export class LoginService {
     }
     await succeeded()
 
-    if (this.authUsers.requiresTotp(authUser)) {
+    if (this.authUsers.requiresTotp(authUser) || options.requireTotp?.(user)) {
       const secret = this.totp.newSecret()
       const setupToken = await this.createPending(
         'totp_setup',
@@ -191,10 +204,19 @@ export class LoginService {
         'invalid_setup_token',
         'Two-factor authentication is not set up for this account any more'
       )
-    const afterStep = kind === 'totp_setup' ? null : authUser.totp_last_step
-    let step: number
+    if (kind === 'totp_setup') {
+      const recoveryCodes = await this.enrol(pending, authUser, code)
+      const completed = await this.complete(
+        user,
+        (await this.authUsers.find(user.id))!,
+        request,
+        client
+      )
+      // Shown once: the client keeps them for the day the authenticator is lost.
+      return { ...completed, recoveryCodes }
+    }
     try {
-      step = await this.checkCode(authUser, sealed, code, afterStep, kind === 'totp_login')
+      await this.checkCode(authUser, sealed, code, authUser.totp_last_step, true, true)
     } catch (error) {
       await this.db.from('auth_pending_logins').where('id', pending.id).increment('attempts', 1)
       throw error
@@ -202,14 +224,52 @@ export class LoginService {
     if (!(await this.consumePending(pending))) {
       throw authError('invalid_setup_token', 'This token was already used')
     }
-    if (kind === 'totp_setup') {
-      await this.authUsers.update(user.id, {
-        totp_secret: sealed,
-        totp_enabled_at: this.clock.now(),
-        totp_last_step: step,
-      })
-    }
     return this.complete(user, (await this.authUsers.find(user.id))!, request, client)
+  }
+
+  /**
+   * Completes an enrolment (its pending setup and the first code): the secret
+   * becomes the user's, and ten recovery codes are made and answered in clear.
+   */
+  private async enrol(pending: PendingLogin, authUser: AuthUserRow, code: string) {
+    let step: number | null
+    try {
+      step = await this.checkCode(authUser, pending.totpSecret!, code, null, false)
+    } catch (error) {
+      await this.db.from('auth_pending_logins').where('id', pending.id).increment('attempts', 1)
+      throw error
+    }
+    if (!(await this.consumePending(pending))) {
+      throw authError('invalid_setup_token', 'This token was already used')
+    }
+    await this.authUsers.update(authUser.user_id, {
+      totp_secret: pending.totpSecret,
+      totp_enabled_at: this.clock.now(),
+      totp_last_step: step,
+    })
+    return this.recovery.regenerate(authUser.user_id)
+  }
+
+  /**
+   * A signed-in user's own enrolment (the admin console's Account page): a
+   * setup token and the new secret with its otpauth URI, confirmed by
+   * `confirmEnrolment` with a first code. Opens no session.
+   */
+  async startEnrolment(user: User) {
+    const authUser = await this.authUsers.ensure(user)
+    if (this.authUsers.isEnrolled(authUser))
+      throw authError('invalid_setup_token', 'Two-factor authentication is already set up')
+    const secret = this.totp.newSecret()
+    const token = await this.createPending('totp_setup', user.id, null, this.totp.seal(secret))
+    return { token, secret, uri: this.totp.uri(secret, user.email ?? user.code) }
+  }
+
+  /** Confirms `startEnrolment` with a first code: answers the ten recovery codes, in clear this once. */
+  async confirmEnrolment(user: User, token: string, code: string): Promise<string[]> {
+    const pending = await this.loadPending('totp_setup', token)
+    if (pending.userId !== user.id)
+      throw authError('invalid_setup_token', 'Unknown or already used token; start again')
+    return this.enrol(pending, await this.authUsers.ensure(user), code)
   }
 
   /** `POST {auth_url}/password/change`: the forced password change announced by mustChangePassword. */
@@ -280,14 +340,17 @@ export class LoginService {
    * are counted per user across every way of giving one (login body,
    * login_token, setup_token), so asking for new tokens buys no new guesses.
    * `consume` records the step as used (codes of an enrolled secret).
+   * `allowRecovery`: at sign-in, a one-time recovery code may stand in for
+   * the TOTP code (answers null: no time step), under the same counter.
    */
   private async checkCode(
     authUser: AuthUserRow,
     sealed: string,
     code: string,
     afterStep: number | null,
-    consume: boolean
-  ): Promise<number> {
+    consume: boolean,
+    allowRecovery = false
+  ): Promise<number | null> {
     const { maxAttempts, window } = this.settings.throttle
     const throttle = limiter.use({
       requests: maxAttempts,
@@ -300,6 +363,14 @@ export class LoginService {
       throw authError('too_many_requests', `Too many wrong codes, retry in ${retryAfter} seconds`, {
         retry_after: retryAfter,
       })
+    }
+    if (allowRecovery && looksLikeRecoveryCode(code)) {
+      if (!(await this.recovery.consume(authUser.user_id, code))) {
+        await throttle.increment(key)
+        throw authError('invalid_code', 'The recovery code is invalid or was already used')
+      }
+      await throttle.delete(key)
+      return null
     }
     const step = await this.totp.check(this.totp.open(sealed), code, afterStep)
     if (step === null || (consume && !(await this.totp.consumeStep(authUser.user_id, step)))) {

@@ -1,13 +1,14 @@
 import vine, { SimpleMessagesProvider } from '@vinejs/vine'
 
 /** Messages clients may show as they are. */
-const messages = new SimpleMessagesProvider({
+const MESSAGES = {
   'required': 'The {{ field }} field is required',
   'requiredIfMissing': 'The {{ field }} field is required',
   'string': 'The {{ field }} field must be a string',
   'code.regex': 'The code must be exactly 6 digits',
   'redirect_uri.url': 'The redirect_uri must be an absolute URL',
-})
+}
+const messages = new SimpleMessagesProvider(MESSAGES)
 
 /** JSON clients may send a code as a number; the rule is on its six digits. */
 const sixDigits = () =>
@@ -17,22 +18,38 @@ const sixDigits = () =>
     .regex(/^\d{6}$/)
     .parse((value) => (typeof value === 'number' ? String(value) : value))
 
+/** At sign-in (not at enrolment) a one-time recovery code may stand in for the TOTP code. */
+const signInCode = () =>
+  vine
+    .string()
+    .trim()
+    .regex(/^(\d{6}|[a-z2-9]{5}[\s-]?[a-z2-9]{5})$/i)
+    .parse((value) => (typeof value === 'number' ? String(value) : value))
+
+const signInMessages = new SimpleMessagesProvider({
+  ...MESSAGES,
+  'code.regex': 'The code must be 6 digits, or a recovery code (xxxxx-xxxxx)',
+})
+
 const token = () => vine.string().trim().minLength(1)
 
-const compile: typeof vine.compile = (schema) => {
-  const validator = vine.compile(schema)
-  validator.messagesProvider = messages
-  return validator
+function compileWith(provider: SimpleMessagesProvider): typeof vine.compile {
+  return (schema) => {
+    const validator = vine.compile(schema)
+    validator.messagesProvider = provider
+    return validator
+  }
 }
+const compile = compileWith(messages)
 
-export const loginValidator = compile(
+export const loginValidator = compileWith(signInMessages)(
   vine.object({
     /** A user code or an e-mail address (`email` and `username` are accepted as aliases). */
     login: vine.string().trim().minLength(1).optional().requiredIfMissing(['email', 'username']),
     email: vine.string().trim().minLength(1).optional(),
     username: vine.string().trim().minLength(1).optional(),
     password: vine.string().minLength(1),
-    code: sixDigits().optional(),
+    code: signInCode().optional(),
     request_id: token().optional(),
   })
 )
@@ -41,8 +58,8 @@ export const confirmSetupValidator = compile(
   vine.object({ setup_token: token(), code: sixDigits() })
 )
 
-export const confirmTotpValidator = compile(
-  vine.object({ login_token: token(), code: sixDigits() })
+export const confirmTotpValidator = compileWith(signInMessages)(
+  vine.object({ login_token: token(), code: signInCode() })
 )
 
 export const refreshValidator = compile(vine.object({ refresh_token: token() }))

@@ -25,9 +25,9 @@ export default function Layout({ children }: { children: ReactNode }) {
           Quire
         </Link>
         <span className="spacer" />
-        <span className="who" title={props.me?.name}>
+        <Link href="/admin/account" className="who" title={`${props.me?.name}: your account`}>
           {props.me?.code}
-        </span>
+        </Link>
         <button className="link" onClick={() => router.post('/admin/logout')}>
           Sign out
         </button>

@@ -8,6 +8,7 @@ interface Series {
   counts: number[]
 }
 interface Props {
+  security: { totpEnrolled: boolean }
   live: { channel: string; token: string }
   counts: {
     users: number
@@ -53,7 +54,7 @@ function useLiveFigures(live: Props['live']) {
 }
 
 /** Counts, queue health, activity and hourly charts; refreshed in place when they change. */
-export default function Dashboard({ counts, queue, charts, activity, live }: Props) {
+export default function Dashboard({ counts, queue, charts, activity, live, security }: Props) {
   useLiveFigures(live)
   const figures: [string, number, string?][] = [
     ['Users', counts.users, '/admin/users'],
@@ -68,6 +69,13 @@ export default function Dashboard({ counts, queue, charts, activity, live }: Pro
     <>
       <Head title="Dashboard" />
       <h1>Dashboard</h1>
+      {!security.totpEnrolled && (
+        <p className="warning-box" role="alert" data-testid="totp-warning">
+          Your account has no second factor: anyone with your password can use this console. In
+          production the console requires one.{' '}
+          <Link href="/admin/account">Set up two-factor authentication</Link>
+        </p>
+      )}
       <div className="figures">
         {figures.map(([label, value, href]) => (
           <div className="figure" key={label} data-figure={label.toLowerCase()}>

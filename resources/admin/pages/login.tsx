@@ -1,10 +1,14 @@
 import { Head, router, useForm } from '@inertiajs/react'
 import type { FormEvent } from 'react'
 
+/** The input's patterns (HTML pattern syntax): 6 digits, or at sign-in a recovery code too. */
+const SIX_DIGITS = String.raw`\d{6}`
+const SIGN_IN_CODE = String.raw`\d{6}|[A-Za-z2-9]{5}[\s\-]?[A-Za-z2-9]{5}`
+
 interface Props {
   step: 'password' | 'totp' | 'setup'
   login: string | null
-  setup: { secret: string; uri: string } | null
+  setup: { secret: string; uri: string; qr: string } | null
   error: string | null
 }
 
@@ -61,9 +65,17 @@ export default function Login({ step, login, setup, error }: Props) {
           {step === 'setup' && setup && (
             <div className="enrol">
               <p>
-                Two-factor authentication is required for <strong>{login}</strong>. Add this key to
-                your authenticator app, then enter the code it shows.
+                Two-factor authentication is required for <strong>{login}</strong>. Scan this code
+                with your authenticator app (or type the key below), then enter the code it shows.
               </p>
+              <img
+                className="qr"
+                src={setup.qr}
+                alt="QR code of the authenticator key"
+                width={200}
+                height={200}
+                data-testid="totp-qr"
+              />
               <code className="secret" data-testid="totp-secret">
                 {setup.secret}
               </code>
@@ -72,15 +84,19 @@ export default function Login({ step, login, setup, error }: Props) {
               </p>
             </div>
           )}
-          {step === 'totp' && <p>Enter the code of your authenticator app for {login}.</p>}
+          {step === 'totp' && (
+            <p>
+              Enter the code of your authenticator app for {login}, or one of your recovery codes.
+            </p>
+          )}
           <label>
-            6-digit code
+            {step === 'totp' ? 'Code (6 digits, or a recovery code)' : '6-digit code'}
             <input
               name="code"
-              inputMode="numeric"
+              inputMode={step === 'totp' ? 'text' : 'numeric'}
               autoComplete="one-time-code"
-              pattern="\d{6}"
-              maxLength={6}
+              pattern={step === 'totp' ? SIGN_IN_CODE : SIX_DIGITS}
+              maxLength={step === 'totp' ? 11 : 6}
               value={code.data.code}
               onChange={(event) => code.setData('code', event.target.value)}
               autoFocus

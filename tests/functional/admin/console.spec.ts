@@ -146,7 +146,10 @@ test.group('admin console: who gets in', (group) => {
     const pending = await signInProps(client)
     assert.equal(pending.step, 'setup')
     const done = await client.post('/admin/login/code', { code: await codeFor(setup.setup.secret) })
-    assert.equal(done.location, '/admin')
+    // The Account page first, showing the new recovery codes once.
+    assert.equal(done.location, '/admin/account')
+    const account = await pageOf(client, '/admin/account')
+    assert.lengthOf(account.props.recoveryCodes, 10)
     const dashboard = await pageOf(client, '/admin')
     assert.equal(dashboard.component, 'dashboard')
 
