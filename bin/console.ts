@@ -2,6 +2,8 @@
 | Ace entrypoint: boots the application in the console environment.
 */
 import 'reflect-metadata'
+// First: in the compiled build, the checkout's .env (bin/checkout.ts).
+import './checkout.js'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
 
 const APP_ROOT = new URL('../', import.meta.url)

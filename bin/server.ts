@@ -1,7 +1,10 @@
 /*
-| HTTP server entrypoint: `node bin/server.js` after a build, or through `node ace serve`.
+| HTTP server entrypoint: `npm start` (bin/start.js) serves its compiled build (bin/build.ts),
+| `npm run dev` runs it through `node ace serve`.
 */
 import 'reflect-metadata'
+// First: in the compiled build, the checkout's .env (bin/checkout.ts).
+import './checkout.js'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
 import { createQuireServer } from '#core/http/node_server'
 

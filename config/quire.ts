@@ -3,8 +3,10 @@ import { randomBytes } from 'node:crypto'
 import { isAbsolute, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import env from '#start/env'
+import { checkoutRoot } from '../bin/checkout.js'
 
-const appRoot = fileURLToPath(new URL('../', import.meta.url))
+/** Relative paths resolve against the checkout, also from the compiled build (bin/checkout.ts). */
+const appRoot = fileURLToPath(checkoutRoot(new URL('../', import.meta.url)))
 
 /** The data folder (embedded database, generated secrets), created when missing. */
 export const dataDir = (() => {
