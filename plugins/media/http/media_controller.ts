@@ -18,13 +18,9 @@ import {
   ICONS_DIR,
   iconOf,
 } from '../services/derivative_service.js'
-import {
-  MediaService,
-  clientUuid,
-  isOpenUuid,
-  urlName,
-  type MediaFile,
-} from '../services/media_service.js'
+import { clientUuid, isOpenUuid } from '../lib/client_uuid.js'
+import { urlName } from '../serializers/upload_answer.js'
+import { MediaService, type MediaFile } from '../services/media_service.js'
 import { MediaStore } from '../services/media_store.js'
 import { ProfileService } from '../services/profile_service.js'
 import { heldFile, sendFile, sendStatus, shippedFile, type Servable } from './send_file.js'

@@ -16,6 +16,8 @@ import mediaConfig from '../config.js'
 import { identify, isDecodableImage, sniffFile, type MediaKind } from '../lib/sniff.js'
 import { SharedLock } from '../lib/shared_lock.js'
 import { enforceMediaRestrictions } from '../lib/areas.js'
+import { clientUuid } from '../lib/client_uuid.js'
+import { serializeUpload, wireType } from '../serializers/upload_answer.js'
 import { CorruptImageError, DerivativeService, ImageTooLargeError } from './derivative_service.js'
 import { MediaStore } from './media_store.js'
 
@@ -67,42 +69,10 @@ export interface UploadTarget {
   bypassUrlTrigger?: boolean
 }
 
-const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-/** A random (version 4, RFC 9562 variant) uuid: the only client uuid the open /dbi forms accept. */
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
-
-/** The client's uuid for a file, in canonical (lower-case) form; undefined when it is not a uuid. */
-export function clientUuid(value: string | undefined) {
-  const uuid = String(value ?? '')
-    .trim()
-    .toLowerCase()
-  return UUID_SHAPE.test(uuid) ? uuid : undefined
-}
-
-/**
- * Whether a uuid may be the key of the open forms (in, dn, odn): a random
- * (version 4) one. Server-made uuids are; a client's is kept in any version,
- * but a guessable one (time-based, name-based) opens only the session-bound
- * forms. Uniqueness is the store's: a uuid already used is refused.
- */
-export const isOpenUuid = (uuid: string) => UUID_V4.test(uuid)
-
 const duplicateUuid = () =>
   rpcError('INVALID_PARAMETER', 'Invalid parameter uuid: it already names another file', {
     field: 'uuid',
   })
-
-/** Wire `type` (2.5, 2.11): 'doc' for documents, 'media' for images, audio and video. */
-export const wireType = (kind: string) => (kind === 'doc' ? 'doc' : 'media')
-
-/** The file name segment of a URL: the client's name, reduced to safe characters. */
-export function urlName(file: { origin_name: string; ext: string }) {
-  const cleaned = file.origin_name
-    .replace(/[^\w.\- ]+/g, '')
-    .trim()
-    .replace(/\s+/g, '_')
-  return cleaned === '' ? `file.${file.ext}` : cleaned.slice(0, 100)
-}
 
 /**
  * Uploads and stored files: storage under server-made names, content
@@ -353,7 +323,12 @@ export class MediaService {
           nbDocs: Math.max(Number(row.nb_docs ?? 0), nbDocs),
         })
         if (stored.kind === 'image') await this.books.setLastMedia(book.id, id)
-        return this.answer(stored, id, { smid, mdc: sameType.length, book, sstamp: result.sstamp })
+        return serializeUpload(stored, id, {
+          smid,
+          mdc: sameType.length,
+          book,
+          sstamp: result.sstamp,
+        })
       } catch (error) {
         await this.discard(stored, id)
         throw error
@@ -442,7 +417,7 @@ export class MediaService {
           .where('id', id)
           .update({ row_id: rowId || null, field_id: field.id })
         const sameType = list.filter((item) => item.type === entry.type)
-        return this.answer(stored, id, {
+        return serializeUpload(stored, id, {
           rowId,
           fieldId: field.id,
           mdc: sameType.length,
@@ -454,49 +429,6 @@ export class MediaService {
         throw error
       }
     })
-  }
-
-  /** Every field of 2.11 and of client-facts' cell upload answer. */
-  private answer(
-    stored: StoredUpload,
-    id: number,
-    where: {
-      smid?: number
-      rowId?: number
-      fieldId?: number
-      mdc: number
-      book: { b_o: string; b_c: string }
-      sstamp: number
-    }
-  ) {
-    const name = urlName({ origin_name: stored.originName, ext: stored.ext })
-    const base = `${mediaConfig.publicUrl}${mediaConfig.urlPrefix}/dbi/in`
-    // The open URLs need an unguessable key: a client's non-random uuid is not one.
-    const key = isOpenUuid(stored.uuid) ? stored.uuid : stored.internName
-    return {
-      success: true,
-      smid: where.smid ?? 0,
-      rowId: where.rowId ?? 0,
-      fieldId: where.fieldId ?? 0,
-      row_id: where.rowId ?? 0,
-      field_id: where.fieldId ?? 0,
-      b_o: where.book.b_o,
-      b_c: where.book.b_c,
-      uuid: stored.uuid,
-      id,
-      type: wireType(stored.kind),
-      mdc: where.mdc,
-      ext: stored.ext,
-      originName: stored.originName,
-      internName: stored.internName,
-      name: stored.originName,
-      filesize: stored.size,
-      filetype: stored.mime,
-      url: `${base}/full/${key}/${name}`,
-      gallery: `${base}/norm/${key}/${name}`,
-      preview: `${base}/_tb/${key}/${name}`,
-      sstamp: where.sstamp,
-    }
   }
 
   // ---- lookups for the /dbi URLs ---------------------------------------------

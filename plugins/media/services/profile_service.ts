@@ -8,7 +8,8 @@ import { BookService } from '#plugins/books/services/book_service'
 import type { UploadedFile } from '#core/rpc/params'
 import mediaConfig from '../config.js'
 import { areaOfFile, enforceMediaRestrictions } from '../lib/areas.js'
-import { MediaService, urlName, type MediaFile } from './media_service.js'
+import { urlName } from '../serializers/upload_answer.js'
+import { MediaService, type MediaFile } from './media_service.js'
 
 /**
  * Profile images (/dbi/ui) and book covers (ownerPrefs.oCoverImg,
