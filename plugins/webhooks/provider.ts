@@ -1,6 +1,7 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
 import { OutboxService } from '#core/outbox/outbox_service'
+import { triggerUrlHook } from '#plugins/tables/lib/trigger_url_hook'
 import { DeliveryLog } from './services/delivery_log.js'
 import { commentsContributor, messagesContributor, rowsContributor } from './services/payloads.js'
 import { SubscriptionIndex } from './services/subscription_index.js'
@@ -28,5 +29,7 @@ export default class WebhooksProvider {
     outbox.contribute('tables:rows_changed', rowsContributor(index))
     outbox.contribute('tables:comment_created', commentsContributor(index))
     outbox.contribute('books:message_changed', messagesContributor(index))
+    // updateTable's triggerUpdateUrl: the table's row webhook for that URL.
+    triggerUrlHook.install((actor, catId, url) => webhooks.setTriggerUrl(actor, catId, url))
   }
 }
