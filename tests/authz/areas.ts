@@ -107,3 +107,14 @@ export const SOCKET_AREAS: Record<string, ExpectedArea> = {
   'updateBookParam': 'none',
   'updateUserInfo': 'none',
 }
+
+/**
+ * What a list of areas misses: registered names it does not list (their area
+ * was never reviewed) and names it lists that are no longer registered.
+ */
+export function areaListGaps(registered: string[], list: Record<string, ExpectedArea>) {
+  return {
+    unlisted: registered.filter((name) => !(name in list)),
+    noLongerRegistered: Object.keys(list).filter((name) => !registered.includes(name)),
+  }
+}
