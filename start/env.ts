@@ -157,4 +157,16 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_RATE_WINDOW: Env.schema.string.optional(),
   /** The private token of the SMS Gateway for Android app's device registration (unset: off). */
   GATEWAYS_ANDROID_PRIVATE_TOKEN: Env.schema.string.optional(),
+  /** Push (plugins/gateways/README.md): FCM HTTP v1 service account (JSON or file path), project, URLs. */
+  GATEWAYS_FCM_SERVICE_ACCOUNT: Env.schema.string.optional(),
+  GATEWAYS_FCM_PROJECT_ID: Env.schema.string.optional(),
+  GATEWAYS_FCM_BASE_URL: Env.schema.string.optional(),
+  GATEWAYS_FCM_TOKEN_URL: Env.schema.string.optional(),
+  /** APNs provider token: the .p8 key (PEM or file path), its key id, the team id, the topic, the URL. */
+  GATEWAYS_APNS_KEY: Env.schema.string.optional(),
+  GATEWAYS_APNS_KEY_ID: Env.schema.string.optional(),
+  GATEWAYS_APNS_TEAM_ID: Env.schema.string.optional(),
+  GATEWAYS_APNS_TOPIC: Env.schema.string.optional(),
+  GATEWAYS_APNS_BASE_URL: Env.schema.string.optional(),
+  GATEWAYS_PUSH_TIMEOUT_MS: Env.schema.number.optional(),
 })

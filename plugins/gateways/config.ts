@@ -22,6 +22,32 @@ const gatewaysConfig = {
    * no phone may register through the app's device API.
    */
   androidPrivateToken: env.get('GATEWAYS_ANDROID_PRIVATE_TOKEN')?.trim() || undefined,
+  /** Push through FCM HTTP v1 (gcm_rid, gcm_nk devices); off while no service account is set. */
+  fcm: {
+    /** The service account's JSON key: the JSON itself, or the path of its file. */
+    serviceAccount: env.get('GATEWAYS_FCM_SERVICE_ACCOUNT')?.trim() || undefined,
+    /** The Firebase project; default the service account's project_id. */
+    projectId: env.get('GATEWAYS_FCM_PROJECT_ID')?.trim() || undefined,
+    /** Where `/v1/projects/<id>/messages:send` lives (tests: a local fake). */
+    baseUrl: env.get('GATEWAYS_FCM_BASE_URL', 'https://fcm.googleapis.com'),
+    /** The OAuth token endpoint; default the service account's token_uri. */
+    tokenUrl: env.get('GATEWAYS_FCM_TOKEN_URL')?.trim() || undefined,
+  },
+  /** Push through APNs with a provider token (ios_dt, ios_dt_v2 devices); off while no key is set. */
+  apns: {
+    /** The .p8 signing key: its PEM text, or the path of its file. */
+    key: env.get('GATEWAYS_APNS_KEY')?.trim() || undefined,
+    keyId: env.get('GATEWAYS_APNS_KEY_ID')?.trim() || undefined,
+    teamId: env.get('GATEWAYS_APNS_TEAM_ID')?.trim() || undefined,
+    /** The app's bundle id (the apns-topic header). */
+    topic: env.get('GATEWAYS_APNS_TOPIC')?.trim() || undefined,
+    /** https://api.push.apple.com, the sandbox's, or (tests) a local h2c fake at http://127.0.0.1:port. */
+    baseUrl: env.get('GATEWAYS_APNS_BASE_URL', 'https://api.push.apple.com'),
+  },
+  /** Each provider request's time limit (ms). */
+  pushTimeoutMs: env.get('GATEWAYS_PUSH_TIMEOUT_MS', 10_000),
+  /** Characters of the message's text a notification carries (the rest is cut, with an ellipsis). */
+  pushTextLength: 200,
 }
 
 export default gatewaysConfig

@@ -1,10 +1,13 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
 import { GatewayAuth } from '#core/auth/gateway_auth'
+import { OutboxService } from '#core/outbox/outbox_service'
 import gatewaysConfig from './config.js'
 import { AndroidDeviceService } from './services/android_device_service.js'
 import { GatewayLimits } from './services/gateway_limits.js'
 import { PushDeviceService } from './services/push_device_service.js'
+import { PushDeliveryService } from './services/push/push_delivery_service.js'
+import { CHANNEL_OF } from './services/push/push_providers.js'
 import { SmsGatewayService } from './services/sms_gateway_service.js'
 
 /** The gateways services, container singletons bound by class. */
@@ -16,12 +19,23 @@ export default class GatewaysProvider {
       GatewayLimits,
       async (resolver) => new GatewayLimits(await resolver.make('limiter.manager'), gatewaysConfig)
     )
+    this.app.container.singleton(PushDeliveryService, () => new PushDeliveryService())
     bindSingletons(this.app.container, [SmsGatewayService, PushDeviceService, AndroidDeviceService])
   }
 
-  /** The kernel routes gateways' sesskeys to this plugin (sendMsg, unregisterSMSGateway). */
+  /**
+   * The kernel routes gateways' sesskeys to this plugin (sendMsg,
+   * unregisterSMSGateway); push deliveries are staged with every new message
+   * (books' in-transaction topic) and sent by the push outbox channels, in
+   * every process (web or `queue:work`).
+   */
   async boot() {
     const gateways = await this.app.container.make(GatewayAuth)
     gateways.use(() => this.app.container.make(SmsGatewayService))
+    const outbox = await this.app.container.make(OutboxService)
+    const push = await this.app.container.make(PushDeliveryService)
+    outbox.registerChannel(CHANNEL_OF.fcm, push.channel('fcm'))
+    outbox.registerChannel(CHANNEL_OF.apns, push.channel('apns'))
+    outbox.contribute('books:message_changed', push.messageContributor())
   }
 }

@@ -1,0 +1,331 @@
+import { randomBytes } from 'node:crypto'
+import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import { OutboxService } from '#core/outbox/outbox_service'
+import { waitFor } from '#tests/helpers/queue'
+import { book, client, send, share, type Client } from '#plugins/books/tests/helpers/books'
+import gatewaysConfig from '#plugins/gateways/config'
+import { PushDeliveryService } from '#plugins/gateways/services/push/push_delivery_service'
+import {
+  startFakeApns,
+  startFakeFcm,
+  type FakeApns,
+  type FakeFcm,
+} from '#plugins/gateways/tests/helpers/push_fakes'
+
+const fcmToken = () =>
+  `${randomBytes(11).toString('base64url')}:APA91b${randomBytes(100).toString('base64url')}`
+const apnsToken = () => randomBytes(32).toString('hex')
+
+async function register(who: Client, deviceType: string, registrationID: string) {
+  const answer = await who.call({ req: 'updatePushId', deviceType, registrationID })
+  if (answer.status !== 'ok') throw new Error(`updatePushId failed: ${JSON.stringify(answer)}`)
+  return answer.deviceID as number
+}
+
+const deliveriesOf = (deviceId: number) =>
+  db.from('outbox_deliveries').where('recipient', `device:${deviceId}`).orderBy('id')
+
+/** Waits until every delivery of the device is finished; answers them. */
+async function settled(deviceId: number, count: number) {
+  return waitFor(
+    async () => {
+      const rows = await deliveriesOf(deviceId)
+      return (
+        rows.length === count &&
+        rows.every((row) => ['delivered', 'failed', 'cancelled'].includes(row.state)) &&
+        rows
+      )
+    },
+    10_000,
+    `the ${count} deliveries of device ${deviceId} to finish`
+  )
+}
+
+const fcmFor = (fcm: FakeFcm, token: string) =>
+  fcm.received.filter((message) => message.token === token)
+const apnsFor = (apns: FakeApns, token: string) =>
+  apns.received.filter((request) => request.token === token)
+
+test.group('gateways: push deliveries of new messages', (group) => {
+  let fcm: FakeFcm
+  let apns: FakeApns
+  group.setup(async () => {
+    fcm = await startFakeFcm()
+    apns = await startFakeApns()
+    const outbox = await app.container.make(OutboxService)
+    const saved = {
+      fcm: { ...gatewaysConfig.fcm },
+      apns: { ...gatewaysConfig.apns },
+      backoff: { ...outbox.settings.backoff },
+    }
+    Object.assign(gatewaysConfig.fcm, {
+      serviceAccount: fcm.serviceAccount,
+      projectId: undefined,
+      baseUrl: fcm.url,
+      tokenUrl: undefined,
+    })
+    Object.assign(gatewaysConfig.apns, {
+      key: apns.key,
+      keyId: apns.keyId,
+      teamId: apns.teamId,
+      topic: apns.topic,
+      baseUrl: apns.url,
+    })
+    outbox.settings.backoff.baseMs = 30
+    outbox.settings.backoff.maxMs = 100
+    return async () => {
+      Object.assign(gatewaysConfig.fcm, saved.fcm)
+      Object.assign(gatewaysConfig.apns, saved.apns)
+      Object.assign(outbox.settings.backoff, saved.backoff)
+      await Promise.all([fcm.close(), apns.close()])
+    }
+  })
+  group.each.teardown(() => {
+    fcm.gate = null
+    assertNoRejection()
+  })
+  const assertNoRejection = () => {
+    if (fcm.rejected.length || apns.rejected.length)
+      throw new Error(`a fake provider refused: ${[...fcm.rejected, ...apns.rejected].join('; ')}`)
+  }
+
+  test("a new message reaches the members' FCM and APNs devices, not the sender's", async ({
+    assert,
+  }) => {
+    const owner = await client()
+    const target = await book(owner, { title: 'Groceries' })
+    const bob = await client()
+    const carol = await client()
+    await share(owner, target, bob)
+    await share(owner, target, carol)
+    const [ownerToken, bobToken, carolToken] = [fcmToken(), fcmToken(), apnsToken()]
+    const ownerDevice = await register(owner, 'gcm_rid', ownerToken)
+    const bobDevice = await register(bob, 'gcm_rid', bobToken)
+    const carolDevice = await register(carol, 'ios_dt_v2', carolToken)
+
+    const sent = await send(owner, target, 'buy milk')
+    await settled(bobDevice, 1)
+    await settled(carolDevice, 1)
+
+    const [toBob] = fcmFor(fcm, bobToken)
+    assert.deepEqual(toBob.notification, { title: 'Groceries', body: 'buy milk' })
+    assert.deepEqual(toBob.data, {
+      type: 'message',
+      b_o: target.b_o,
+      b_c: target.b_c,
+      smid: String(sent.createMessageId),
+      uuid: sent.uuid,
+      u_c: owner.code,
+    })
+    assert.match(toBob.android.collapse_key, /^book-\d+$/)
+    const [toCarol] = apnsFor(apns, carolToken)
+    assert.equal(toCarol.headers['apns-topic'], apns.topic)
+    assert.equal(toCarol.headers['apns-collapse-id'], toBob.android.collapse_key)
+    assert.deepEqual(toCarol.payload.aps.alert, { title: 'Groceries', body: 'buy milk' })
+    assert.equal(toCarol.payload.aps['thread-id'], toBob.android.collapse_key)
+    assert.equal(toCarol.payload.smid, sent.createMessageId)
+    // The sender's own device: no delivery was even written.
+    assert.lengthOf(await deliveriesOf(ownerDevice), 0)
+    assert.lengthOf(fcmFor(fcm, ownerToken), 0)
+    // One OAuth token serves every send.
+    assert.equal(fcm.tokensIssued, 1)
+
+    // Bob answers: the owner's device gets it, Bob's does not.
+    await send(bob, target, 'done')
+    await settled(ownerDevice, 1)
+    assert.equal(fcmFor(fcm, ownerToken)[0].notification.body, 'done')
+    assert.lengthOf(fcmFor(fcm, bobToken), 1)
+  })
+
+  test('notifyMobile off: nothing for that member; inactive devices get nothing', async ({
+    assert,
+  }) => {
+    const owner = await client()
+    const target = await book(owner)
+    const [bob, carol] = [await client(), await client()]
+    await share(owner, target, bob)
+    await share(owner, target, carol)
+    const bobDevice = await register(bob, 'gcm_rid', fcmToken())
+    const carolToken = fcmToken()
+    const carolDevice = await register(carol, 'gcm_rid', carolToken)
+    const carolOld = await register(carol, 'gcm_rid', fcmToken())
+    const off = await carol.call({ req: 'updatePushId', deviceID: carolOld, active: 'FALSE' })
+    assert.equal(off.status, 'ok')
+    const prefs = await bob.call({ req: 'updateBookUserPrefs', ...target, notifyMobile: 'false' })
+    assert.equal(prefs.status, 'ok', JSON.stringify(prefs))
+
+    await send(owner, target, 'hello')
+    // Deliveries are written with the message: Bob's and the inactive device's are absent.
+    assert.lengthOf(await deliveriesOf(bobDevice), 0)
+    assert.lengthOf(await deliveriesOf(carolOld), 0)
+    await settled(carolDevice, 1)
+    assert.lengthOf(fcmFor(fcm, carolToken), 1)
+  })
+
+  test('notifyMobileConfidential: the payload carries no text and no sender', async ({
+    assert,
+  }) => {
+    const owner = await client()
+    const target = await book(owner, {
+      ownerPrefs: JSON.stringify({ notifyMobileConfidential: true }),
+    })
+    const [bob, carol] = [await client(), await client()]
+    await share(owner, target, bob)
+    await share(owner, target, carol)
+    const [fcmTok, apnsTok] = [fcmToken(), apnsToken()]
+    const fcmDevice = await register(bob, 'gcm_rid', fcmTok)
+    const apnsDevice = await register(bob, 'ios_dt', apnsTok)
+    await send(carol, target, 'the secret code is 4321')
+    await settled(fcmDevice, 1)
+    await settled(apnsDevice, 1)
+    const [message] = fcmFor(fcm, fcmTok)
+    const [request] = apnsFor(apns, apnsTok)
+    for (const seen of [JSON.stringify(message), JSON.stringify(request.payload)]) {
+      assert.notInclude(seen, '4321')
+      assert.notInclude(seen, carol.code)
+    }
+    assert.equal(message.notification.body, 'New message')
+    assert.equal(request.payload.aps.alert.body, 'New message')
+    // Nor is the text stored in the outbox row.
+    const [row] = await deliveriesOf(fcmDevice)
+    assert.notInclude(row.payload, '4321')
+  })
+
+  test('FCM UNREGISTERED and APNs 410 deactivate the device', async ({ assert }) => {
+    const owner = await client()
+    const target = await book(owner)
+    const bob = await client()
+    await share(owner, target, bob)
+    const [fcmTok, apnsTok] = [fcmToken(), apnsToken()]
+    const fcmDevice = await register(bob, 'gcm_rid', fcmTok)
+    const apnsDevice = await register(bob, 'ios_dt', apnsTok)
+    fcm.unregistered.add(fcmTok)
+    apns.unregistered.add(apnsTok)
+    await send(owner, target, 'anyone there?')
+    const [fcmRow] = await settled(fcmDevice, 1)
+    const [apnsRow] = await settled(apnsDevice, 1)
+    assert.equal(fcmRow.state, 'failed')
+    assert.equal(Number(fcmRow.attempts), 1)
+    assert.equal(Number(fcmRow.last_status), 404)
+    assert.equal(apnsRow.state, 'failed')
+    assert.equal(Number(apnsRow.last_status), 410)
+    const devices = await db.from('gateways_push_devices').whereIn('id', [fcmDevice, apnsDevice])
+    assert.isTrue(devices.every((device) => !Number(device.active)))
+    // The next message writes no delivery for them.
+    await send(owner, target, 'still nobody')
+    assert.lengthOf(await deliveriesOf(fcmDevice), 1)
+    assert.lengthOf(await deliveriesOf(apnsDevice), 1)
+  })
+
+  test('a burst in one book collapses: a delivery followed by a newer one is not sent', async ({
+    assert,
+  }) => {
+    const owner = await client()
+    const target = await book(owner)
+    const bob = await client()
+    await share(owner, target, bob)
+    const token = fcmToken()
+    const device = await register(bob, 'gcm_rid', token)
+    let release = () => {}
+    fcm.gate = new Promise<void>((resolve) => (release = resolve))
+    await send(owner, target, 'one')
+    // The first notification is in flight at the provider while three more arrive.
+    await waitFor(() => fcm.waiting === 1, 10_000, 'the first send to reach the fake')
+    await send(owner, target, 'two')
+    await send(owner, target, 'three')
+    const last = await send(owner, target, 'four')
+    release()
+    const rows = await settled(device, 4)
+    assert.deepEqual(
+      rows.map((row) => row.state),
+      ['delivered', 'cancelled', 'cancelled', 'delivered']
+    )
+    assert.include(rows[1].last_error, 'collapsed')
+    const received = fcmFor(fcm, token)
+    assert.deepEqual(
+      received.map((message) => message.notification.body),
+      ['one', 'four']
+    )
+    assert.equal(received[1].data.smid, String(last.createMessageId))
+  })
+
+  test('an archived book notifies only members with notifyWhenMsgInArchivedBook', async ({
+    assert,
+  }) => {
+    const owner = await client()
+    const target = await book(owner)
+    const [bob, carol] = [await client(), await client()]
+    await share(owner, target, bob)
+    await share(owner, target, carol)
+    const bobDevice = await register(bob, 'gcm_rid', fcmToken())
+    const carolDevice = await register(carol, 'gcm_rid', fcmToken())
+    const prefs = await carol.call({
+      req: 'updateBookUserPrefs',
+      ...target,
+      notifyWhenMsgInArchivedBook: 'true',
+    })
+    assert.equal(prefs.status, 'ok', JSON.stringify(prefs))
+    const sent = await send(owner, target, 'last words')
+    const archived = await owner.call({ req: 'archiveBook', ...target })
+    assert.equal(archived.status, 'ok', JSON.stringify(archived))
+    // An archived book takes no message from its members; the deliveries a
+    // message there would cause are computed as in the writer's transaction.
+    const push = await app.container.make(PushDeliveryService)
+    const row = await db.from('book_messages').where('smid', sent.createMessageId).first()
+    const entries = await db.transaction((trx) =>
+      push.entriesFor(
+        {
+          kind: 'created',
+          bookId: Number(row.book_id),
+          b_o: target.b_o,
+          b_c: target.b_c,
+          row,
+          actorId: owner.user.id,
+          onBehalfOf: null,
+          stamp: Number(row.sstamp),
+        },
+        trx
+      )
+    )
+    assert.deepEqual(
+      entries.map((entry) => entry.recipient),
+      [`device:${carolDevice}`]
+    )
+    assert.notInclude(
+      entries.map((entry) => entry.recipient),
+      `device:${bobDevice}`
+    )
+  })
+
+  test('devices of unsupported types are stored, listed as unsupported, never sent to', async ({
+    assert,
+  }) => {
+    const owner = await client()
+    const target = await book(owner)
+    const bob = await client()
+    await share(owner, target, bob)
+    const pin = randomBytes(4).toString('hex')
+    const blackberry = await register(bob, 'bb_dt', pin)
+    const windows = await register(
+      bob,
+      'win_uri',
+      `https://db5.notify.windows.com/?token=${randomBytes(12).toString('hex')}`
+    )
+    await send(owner, target, 'hello old phones')
+    assert.lengthOf(await deliveriesOf(blackberry), 0)
+    assert.lengthOf(await deliveriesOf(windows), 0)
+    const push = await app.container.make(PushDeliveryService)
+    const listed = await push.unsupportedDevices({ limit: 10_000 })
+    const mine = listed.filter((device) => device.userId === bob.user.id)
+    assert.deepEqual(
+      mine.map((device) => [device.deviceId, device.deviceType]),
+      [
+        [blackberry, 'bb_dt'],
+        [windows, 'win_uri'],
+      ]
+    )
+    assert.include(mine[0].reason, 'no push provider exists for bb_dt')
+  })
+})

@@ -1,0 +1,236 @@
+import http from 'node:http'
+import http2 from 'node:http2'
+import { randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { exportPKCS8, generateKeyPair, jwtVerify, type CryptoKey } from 'jose'
+
+/** What FCM and APNs refuse above (bytes of the request body). */
+const MAX_BODY = 4096
+
+function readBody(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+    stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    stream.on('error', reject)
+  })
+}
+
+export interface FakeFcm {
+  url: string
+  projectId: string
+  /** The service account's JSON key as GATEWAYS_FCM_SERVICE_ACCOUNT takes it. */
+  serviceAccount: string
+  /** Messages accepted (the v1 `message` objects). */
+  received: Record<string, any>[]
+  /** Requests refused, with why (a test expects none unless it provokes one). */
+  rejected: string[]
+  tokensIssued: number
+  /** While set, send requests wait for it (a test holds a delivery in flight). */
+  gate: Promise<void> | null
+  /** Send requests waiting at the gate. */
+  waiting: number
+  /** Device tokens answered 404 UNREGISTERED. */
+  unregistered: Set<string>
+  close(): Promise<void>
+}
+
+/**
+ * A local FCM: the OAuth token endpoint checks the JWT assertion as Google
+ * does (RS256 signature by the service account's key, iss, aud = the token
+ * URL, scope, an hour at most) and the send endpoint checks the bearer
+ * token it issued, the project, the message's shape (a token; string data
+ * values) and size. Loopback only.
+ */
+export async function startFakeFcm(): Promise<FakeFcm> {
+  const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true })
+  const projectId = 'quire-push-tests'
+  const issued = new Set<string>()
+  const fake = {} as FakeFcm
+  const server = http.createServer(async (request, response) => {
+    const body = await readBody(request)
+    const answer = (status: number, json: unknown) => {
+      response.writeHead(status, { 'content-type': 'application/json' })
+      response.end(JSON.stringify(json))
+    }
+    const refuse = (status: number, why: string, extra: Record<string, unknown> = {}) => {
+      fake.rejected.push(why)
+      answer(status, { error: { code: status, message: why, ...extra } })
+    }
+    if (request.method === 'POST' && request.url === '/token') {
+      const form = new URLSearchParams(body)
+      if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
+        return refuse(400, 'bad grant_type')
+      try {
+        const { payload, protectedHeader } = await jwtVerify(
+          form.get('assertion') ?? '',
+          publicKey as CryptoKey,
+          { issuer: account.client_email, audience: `${fake.url}/token`, algorithms: ['RS256'] }
+        )
+        if (protectedHeader.kid !== account.private_key_id) return refuse(400, 'wrong kid')
+        if (payload.scope !== 'https://www.googleapis.com/auth/firebase.messaging')
+          return refuse(400, 'wrong scope')
+        if (!payload.iat || !payload.exp || payload.exp - payload.iat > 3600)
+          return refuse(400, 'lifetime above an hour')
+      } catch (error) {
+        return refuse(400, `assertion refused: ${(error as Error).message}`)
+      }
+      const token = `ya29.${randomBytes(24).toString('base64url')}`
+      issued.add(token)
+      fake.tokensIssued++
+      return answer(200, { access_token: token, expires_in: 3599, token_type: 'Bearer' })
+    }
+    const path = `/v1/projects/${projectId}/messages:send`
+    if (request.method !== 'POST' || request.url !== path) return refuse(404, `no ${request.url}`)
+    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1]
+    if (!bearer || !issued.has(bearer))
+      return refuse(401, 'Request had invalid authentication credentials', {
+        status: 'UNAUTHENTICATED',
+      })
+    if (Buffer.byteLength(body) > MAX_BODY) return refuse(400, 'message too big')
+    if (fake.gate) {
+      fake.waiting++
+      await fake.gate
+      fake.waiting--
+    }
+    let message: Record<string, any>
+    try {
+      message = JSON.parse(body).message
+    } catch {
+      return refuse(400, 'not JSON')
+    }
+    if (!message || typeof message.token !== 'string') return refuse(400, 'no message.token')
+    const data = message.data ?? {}
+    if (Object.values(data).some((value) => typeof value !== 'string'))
+      return refuse(400, 'data values must be strings', { status: 'INVALID_ARGUMENT' })
+    if (fake.unregistered.has(message.token))
+      return answer(404, {
+        error: {
+          code: 404,
+          message: 'Requested entity was not found.',
+          status: 'NOT_FOUND',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError',
+              'errorCode': 'UNREGISTERED',
+            },
+          ],
+        },
+      })
+    fake.received.push(message)
+    answer(200, { name: `projects/${projectId}/messages/${fake.received.length}` })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const account = {
+    type: 'service_account',
+    project_id: projectId,
+    private_key_id: randomBytes(20).toString('hex'),
+    private_key: await exportPKCS8(privateKey as CryptoKey),
+    client_email: `quire@${projectId}.iam.gserviceaccount.com`,
+    token_uri: `${url}/token`,
+  }
+  Object.assign(fake, {
+    url,
+    projectId,
+    serviceAccount: JSON.stringify(account),
+    received: [],
+    rejected: [],
+    tokensIssued: 0,
+    gate: null,
+    waiting: 0,
+    unregistered: new Set<string>(),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  })
+  return fake
+}
+
+export interface FakeApns {
+  url: string
+  /** The .p8 key's PEM, its key id, the team and the topic the fake expects. */
+  key: string
+  keyId: string
+  teamId: string
+  topic: string
+  received: { token: string; headers: http2.IncomingHttpHeaders; payload: Record<string, any> }[]
+  rejected: string[]
+  /** Device tokens answered 410 Unregistered. */
+  unregistered: Set<string>
+  close(): Promise<void>
+}
+
+/**
+ * A local APNs over cleartext HTTP/2: checks what Apple checks of a token
+ * request (the ES256 provider token's signature, kid and iss; apns-topic;
+ * the device token's form; apns-collapse-id at most 64 bytes; the payload
+ * at most 4 KiB) and answers Apple's statuses and reasons. Loopback only.
+ */
+export async function startFakeApns(): Promise<FakeApns> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true })
+  const fake = {
+    keyId: 'ABC123DEFG',
+    teamId: 'TEAM123456',
+    topic: 'app.quire.tests',
+    received: [],
+    rejected: [],
+    unregistered: new Set<string>(),
+  } as unknown as FakeApns
+  const server = http2.createServer()
+  const sessions = new Set<http2.ServerHttp2Session>()
+  server.on('session', (session) => {
+    sessions.add(session)
+    session.on('close', () => sessions.delete(session))
+  })
+  server.on('stream', async (stream, headers) => {
+    const body = await readBody(stream)
+    const answer = (status: number, reason?: string) => {
+      if (reason && status !== 410) fake.rejected.push(reason)
+      stream.respond({ ':status': status, 'apns-id': randomBytes(16).toString('hex') })
+      stream.end(reason ? JSON.stringify({ reason, timestamp: Date.now() }) : undefined)
+    }
+    const path = /^\/3\/device\/([^/]+)$/.exec(String(headers[':path']))
+    if (headers[':method'] !== 'POST' || !path) return answer(404, 'BadPath')
+    const bearer = /^bearer (.+)$/.exec(String(headers.authorization ?? ''))?.[1]
+    if (!bearer) return answer(403, 'MissingProviderToken')
+    try {
+      const { payload, protectedHeader } = await jwtVerify(bearer, publicKey as CryptoKey, {
+        algorithms: ['ES256'],
+        issuer: fake.teamId,
+      })
+      if (protectedHeader.kid !== fake.keyId) return answer(403, 'InvalidProviderToken')
+      if (!payload.iat || Date.now() / 1000 - payload.iat > 3600)
+        return answer(403, 'ExpiredProviderToken')
+    } catch {
+      return answer(403, 'InvalidProviderToken')
+    }
+    if (headers['apns-topic'] !== fake.topic) return answer(400, 'DeviceTokenNotForTopic')
+    const collapse = headers['apns-collapse-id']
+    if (typeof collapse === 'string' && Buffer.byteLength(collapse) > 64)
+      return answer(400, 'BadCollapseId')
+    if (Buffer.byteLength(body) > MAX_BODY) return answer(413, 'PayloadTooLarge')
+    const token = path[1]
+    if (!/^[0-9a-f]{64,200}$/.test(token)) return answer(400, 'BadDeviceToken')
+    let payload: Record<string, any>
+    try {
+      payload = JSON.parse(body)
+    } catch {
+      return answer(400, 'PayloadEmpty')
+    }
+    if (!payload?.aps) return answer(400, 'PayloadEmpty')
+    if (fake.unregistered.has(token)) return answer(410, 'Unregistered')
+    fake.received.push({ token, headers, payload })
+    answer(200)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  Object.assign(fake, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    key: await exportPKCS8(privateKey as CryptoKey),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        // Quire keeps its HTTP/2 session open (as with Apple): end it so close completes.
+        for (const session of sessions) session.destroy()
+      }),
+  })
+  return fake
+}
