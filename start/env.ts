@@ -149,6 +149,11 @@ export default await Env.create(new URL('../', import.meta.url), {
   /** How long an instance trusts a file row looked up by name, in seconds (default 5). */
   MEDIA_NAME_CACHE_SECONDS: Env.schema.number.optional(),
 
+  /** Row and form tokens (plugins/tables/README.md): requests per token and per address per window. */
+  TABLES_TOKEN_RATE_PER_TOKEN: Env.schema.number.optional(),
+  TABLES_TOKEN_RATE_PER_ADDRESS: Env.schema.number.optional(),
+  TABLES_TOKEN_RATE_WINDOW: Env.schema.string.optional(),
+
   /** SMS gateways (plugins/gateways/README.md): region of national numbers (ISO 3166, e.g. FR). */
   GATEWAYS_DEFAULT_REGION: Env.schema.string.optional(),
   /** Requests per gateway and messages per sender number within GATEWAYS_RATE_WINDOW. */

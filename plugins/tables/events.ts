@@ -20,7 +20,10 @@ export interface RowsChanged {
   stamp: number
   /** True unless the client sent bypassUrlTrigger=false (the live product's default for API calls). */
   bypassUrlTrigger: boolean
-  source: 'api' | 'socket'
+  /** 'token': made with a row or form token (then actorId is the token's creator). */
+  source: 'api' | 'socket' | 'token'
+  /** The table token that made the write (source 'token'), else absent. */
+  tokenId?: number
 }
 
 /** A table or a field was deleted (deleteTable, deleteField), after commit: its cells are gone. */

@@ -14,6 +14,7 @@ import { SchemaService } from './services/schema_service.js'
 import { SmartTextService } from './services/smart_text_service.js'
 import { StructureService } from './services/structure_service.js'
 import { TableAccess } from './services/table_access.js'
+import { TableTokensService } from './services/table_tokens_service.js'
 import { ValuesService } from './services/values_service.js'
 
 /**
@@ -43,6 +44,7 @@ export default class TablesProvider {
       PivotService,
       ReferenceValuesService,
       SmartTextService,
+      TableTokensService,
     ])
   }
 }

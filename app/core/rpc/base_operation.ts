@@ -30,6 +30,11 @@ export interface Actor {
   session: ApiSession
   restrictions: SessionRestrictions
   onBehalf: boolean
+  /**
+   * Set when a table token acts (tables plugin, table_tokens_service): `user` is the token's
+   * creator, there is no real session, and writes are recorded as made by this token.
+   */
+  token?: { id: number }
 }
 
 /**

@@ -35,6 +35,13 @@ export const ERROR_CATALOGUE = {
     summary: 'u_c differs from o_u and o_u may not act on behalf of u_c',
   },
   UNKNOWN_USER: { process: 25, summary: 'u_c names no user' },
+  TOKEN_INVALID: {
+    process: 26,
+    summary: 'the table token is unknown, or its table, view, row or creator is gone',
+  },
+  TOKEN_EXPIRED: { process: 27, summary: 'the table token expired; ask for a new one' },
+  TOKEN_REVOKED: { process: 28, summary: 'the table token was revoked by an administrator' },
+  TOKEN_READONLY: { process: 29, summary: 'the table token is read-only and the operation writes' },
   READONLY_SESSION: { process: 30, summary: 'the session is read-only and the operation writes' },
   RESTRICTED_SESSION: {
     process: 31,

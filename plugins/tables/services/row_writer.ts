@@ -470,6 +470,8 @@ export function changeOf(
     onBehalfOf: actor.onBehalf ? actor.principal.id : null,
     stamp: 0,
     bypassUrlTrigger: options.bypassUrlTrigger ?? true,
-    source: options.source ?? 'api',
+    // A write by a table token (table_tokens_service) is the token's: its id rides along.
+    source: actor.token ? 'token' : (options.source ?? 'api'),
+    ...(actor.token ? { tokenId: actor.token.id } : {}),
   }
 }

@@ -17,6 +17,9 @@ import { TABLE_LIMITS } from '../lib/limits.js'
  */
 export const ownerField = { b_o: text().optional() }
 
+/** A row or form token (the token operations, no session): a non-blank text of bounded length. */
+export const tokenField = { token: text().maxLength(200) }
+
 /**
  * One cell write, as updateTableValue (api.php) and the socket's update table value (type 13)
  * both read it: one set of rules, so a value gets the same verdict on both entry points

@@ -1,0 +1,26 @@
+import { inject } from '@adonisjs/core'
+import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
+import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
+import { stamp } from '#core/rpc/wire'
+import { TableTokensService } from '../services/table_tokens_service.js'
+import { ownerField } from '../validators/params.js'
+
+const validator = vine.compile(vine.object({ ...ownerField, tokenId: stamp() }))
+
+/** revokeTableToken: the token stops working at once (TOKEN_REVOKED). */
+@inject()
+export default class RevokeTableToken extends BaseOperation {
+  static operation = 'revokeTableToken'
+  static writes = true
+  static area = 'tables' as const
+  static validator = validator
+
+  constructor(private tokens: TableTokensService) {
+    super()
+  }
+
+  async handle(input: Infer<typeof validator>, ctx: OperationContext) {
+    return this.tokens.revoke(ctx.actor!, input)
+  }
+}
