@@ -37,7 +37,6 @@ const SWC_OPTIONS: Options = {
       tsx: false,
       decorators: true,
       dynamicImport: true,
-      importAssertions: true,
     },
     target: 'esnext',
     transform: { decoratorMetadata: true, legacyDecorator: true, useDefineForClassFields: true },
