@@ -24,6 +24,19 @@ async function register(who: Client, deviceType: string, registrationID: string)
   return answer.deviceID as number
 }
 
+/** A new owner's book (createBook extras) shared with `count` new members who accepted. */
+async function sharedWith(count: number, extra: Record<string, unknown> = {}) {
+  const owner = await client()
+  const target = await book(owner, extra)
+  const members: Client[] = []
+  for (let index = 0; index < count; index++) {
+    const member = await client()
+    await share(owner, target, member)
+    members.push(member)
+  }
+  return { owner, target, members }
+}
+
 const deliveriesOf = (deviceId: number) =>
   db.from('outbox_deliveries').where('recipient', `device:${deviceId}`).orderBy('id')
 
@@ -94,12 +107,11 @@ test.group('gateways: push deliveries of new messages', (group) => {
   test("a new message reaches the members' FCM and APNs devices, not the sender's", async ({
     assert,
   }) => {
-    const owner = await client()
-    const target = await book(owner, { title: 'Groceries' })
-    const bob = await client()
-    const carol = await client()
-    await share(owner, target, bob)
-    await share(owner, target, carol)
+    const {
+      owner,
+      target,
+      members: [bob, carol],
+    } = await sharedWith(2, { title: 'Groceries' })
     const [ownerToken, bobToken, carolToken] = [fcmToken(), fcmToken(), apnsToken()]
     const ownerDevice = await register(owner, 'gcm_rid', ownerToken)
     const bobDevice = await register(bob, 'gcm_rid', bobToken)
@@ -142,11 +154,11 @@ test.group('gateways: push deliveries of new messages', (group) => {
   test('notifyMobile off: nothing for that member; inactive devices get nothing', async ({
     assert,
   }) => {
-    const owner = await client()
-    const target = await book(owner)
-    const [bob, carol] = [await client(), await client()]
-    await share(owner, target, bob)
-    await share(owner, target, carol)
+    const {
+      owner,
+      target,
+      members: [bob, carol],
+    } = await sharedWith(2)
     const bobDevice = await register(bob, 'gcm_rid', fcmToken())
     const carolToken = fcmToken()
     const carolDevice = await register(carol, 'gcm_rid', carolToken)
@@ -167,13 +179,10 @@ test.group('gateways: push deliveries of new messages', (group) => {
   test('notifyMobileConfidential: the payload carries no text and no sender', async ({
     assert,
   }) => {
-    const owner = await client()
-    const target = await book(owner, {
-      ownerPrefs: JSON.stringify({ notifyMobileConfidential: true }),
-    })
-    const [bob, carol] = [await client(), await client()]
-    await share(owner, target, bob)
-    await share(owner, target, carol)
+    const {
+      target,
+      members: [bob, carol],
+    } = await sharedWith(2, { ownerPrefs: JSON.stringify({ notifyMobileConfidential: true }) })
     const [fcmTok, apnsTok] = [fcmToken(), apnsToken()]
     const fcmDevice = await register(bob, 'gcm_rid', fcmTok)
     const apnsDevice = await register(bob, 'ios_dt', apnsTok)
@@ -194,10 +203,11 @@ test.group('gateways: push deliveries of new messages', (group) => {
   })
 
   test('FCM UNREGISTERED and APNs 410 deactivate the device', async ({ assert }) => {
-    const owner = await client()
-    const target = await book(owner)
-    const bob = await client()
-    await share(owner, target, bob)
+    const {
+      owner,
+      target,
+      members: [bob],
+    } = await sharedWith(1)
     const [fcmTok, apnsTok] = [fcmToken(), apnsToken()]
     const fcmDevice = await register(bob, 'gcm_rid', fcmTok)
     const apnsDevice = await register(bob, 'ios_dt', apnsTok)
@@ -222,10 +232,11 @@ test.group('gateways: push deliveries of new messages', (group) => {
   test('a burst in one book collapses: a delivery followed by a newer one is not sent', async ({
     assert,
   }) => {
-    const owner = await client()
-    const target = await book(owner)
-    const bob = await client()
-    await share(owner, target, bob)
+    const {
+      owner,
+      target,
+      members: [bob],
+    } = await sharedWith(1)
     const token = fcmToken()
     const device = await register(bob, 'gcm_rid', token)
     let release = () => {}
@@ -254,11 +265,11 @@ test.group('gateways: push deliveries of new messages', (group) => {
   test('an archived book notifies only members with notifyWhenMsgInArchivedBook', async ({
     assert,
   }) => {
-    const owner = await client()
-    const target = await book(owner)
-    const [bob, carol] = [await client(), await client()]
-    await share(owner, target, bob)
-    await share(owner, target, carol)
+    const {
+      owner,
+      target,
+      members: [bob, carol],
+    } = await sharedWith(2)
     const bobDevice = await register(bob, 'gcm_rid', fcmToken())
     const carolDevice = await register(carol, 'gcm_rid', fcmToken())
     const prefs = await carol.call({
@@ -302,10 +313,11 @@ test.group('gateways: push deliveries of new messages', (group) => {
   test('devices of unsupported types are stored, listed as unsupported, never sent to', async ({
     assert,
   }) => {
-    const owner = await client()
-    const target = await book(owner)
-    const bob = await client()
-    await share(owner, target, bob)
+    const {
+      owner,
+      target,
+      members: [bob],
+    } = await sharedWith(1)
     const pin = randomBytes(4).toString('hex')
     const blackberry = await register(bob, 'bb_dt', pin)
     const windows = await register(
