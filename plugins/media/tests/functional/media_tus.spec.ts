@@ -369,22 +369,24 @@ test.group('resumableUpload (tus): the Location', (group) => {
       },
     })
 
-  let proxied: QuireProcess | null = null
+  let direct: QuireProcess | null = null
   group.teardown(async () => {
-    await proxied?.stop()
+    await direct?.stop()
   })
 
   test('forwarded headers are ignored unless the peer is a trusted proxy', async ({ assert }) => {
     const { meta } = await fixture()
-    const direct = await forged(serverUrl(), meta)
-    assert.equal(direct.status, 201)
-    const location = new URL(direct.headers.get('location')!)
-    assert.equal(location.host, new URL(serverUrl()).host)
+    // A server trusting no proxy (TRUSTED_PROXIES unset in production; the suite's own server
+    // trusts loopback, .env.test, since tests send client addresses in X-Forwarded-For).
+    direct = await startQuire({ ...process.env, LOG_LEVEL: 'warn', TRUSTED_PROXIES: 'none' })
+    const refused = await forged(direct.url, meta)
+    assert.equal(refused.status, 201)
+    const location = new URL(refused.headers.get('location')!)
+    assert.equal(location.host, new URL(direct.url).host)
     assert.equal(location.protocol, 'http:')
     assert.match(location.pathname, /^\/live\/upload\/[0-9a-f]{32}$/)
-    // Control: a server told to trust loopback (TRUSTED_PROXIES) believes its proxy.
-    proxied = await startQuire({ ...process.env, LOG_LEVEL: 'warn', TRUSTED_PROXIES: 'loopback' })
-    const behind = await forged(proxied.url, meta)
+    // Control: the suite's server, told to trust loopback, believes its proxy.
+    const behind = await forged(serverUrl(), meta)
     assert.equal(behind.status, 201)
     assert.match(behind.headers.get('location')!, /^https:\/\/evil\.example\/live\/upload\//)
   })
