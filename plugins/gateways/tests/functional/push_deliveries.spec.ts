@@ -229,6 +229,44 @@ test.group('gateways: push deliveries of new messages', (group) => {
     assert.lengthOf(await deliveriesOf(apnsDevice), 1)
   })
 
+  test('a revoked FCM access token or an expired APNs provider token is renewed and the send retried', async ({
+    assert,
+  }) => {
+    const {
+      owner,
+      target,
+      members: [bob],
+    } = await sharedWith(1)
+    const [fcmTok, apnsTok] = [fcmToken(), apnsToken()]
+    const fcmDevice = await register(bob, 'gcm_rid', fcmTok)
+    const apnsDevice = await register(bob, 'ios_dt', apnsTok)
+    await send(owner, target, 'first')
+    await settled(fcmDevice, 1)
+    await settled(apnsDevice, 1)
+    const issued = fcm.tokensIssued
+    fcm.revokeTokens()
+    apns.expired.add(apns.providerTokens.at(-1)!)
+    const seen = apns.providerTokens.length
+
+    await send(owner, target, 'second')
+    const [, fcmRow] = await settled(fcmDevice, 2)
+    const [, apnsRow] = await settled(apnsDevice, 2)
+    assert.equal(fcmRow.state, 'delivered')
+    assert.equal(Number(fcmRow.attempts), 2)
+    assert.equal(fcm.tokensIssued, issued + 1)
+    assert.deepEqual(fcm.rejected, ['Request had invalid authentication credentials'])
+    fcm.rejected.length = 0
+    assert.equal(apnsRow.state, 'delivered')
+    assert.equal(Number(apnsRow.attempts), 2)
+    const [refused, renewed] = apns.providerTokens.slice(seen)
+    assert.isTrue(apns.expired.has(refused))
+    assert.notEqual(renewed, refused)
+    assert.deepEqual(
+      apnsFor(apns, apnsTok).map((request) => request.payload.aps.alert.body),
+      ['first', 'second']
+    )
+  })
+
   test('a burst in one book collapses: a delivery followed by a newer one is not sent', async ({
     assert,
   }) => {

@@ -32,6 +32,8 @@ export interface FakeFcm {
   waiting: number
   /** Device tokens answered 404 UNREGISTERED. */
   unregistered: Set<string>
+  /** Makes every access token issued so far invalid (FCM then answers 401). */
+  revokeTokens(): void
   close(): Promise<void>
 }
 
@@ -140,6 +142,7 @@ export async function startFakeFcm(): Promise<FakeFcm> {
     gate: null,
     waiting: 0,
     unregistered: new Set<string>(),
+    revokeTokens: () => issued.clear(),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   })
   return fake
@@ -156,6 +159,10 @@ export interface FakeApns {
   rejected: string[]
   /** Device tokens answered 410 Unregistered. */
   unregistered: Set<string>
+  /** Provider tokens answered 403 ExpiredProviderToken. */
+  expired: Set<string>
+  /** Provider tokens seen, in order. */
+  providerTokens: string[]
   close(): Promise<void>
 }
 
@@ -174,6 +181,8 @@ export async function startFakeApns(): Promise<FakeApns> {
     received: [],
     rejected: [],
     unregistered: new Set<string>(),
+    expired: new Set<string>(),
+    providerTokens: [],
   } as unknown as FakeApns
   const server = http2.createServer()
   const sessions = new Set<http2.ServerHttp2Session>()
@@ -184,7 +193,7 @@ export async function startFakeApns(): Promise<FakeApns> {
   server.on('stream', async (stream, headers) => {
     const body = await readBody(stream)
     const answer = (status: number, reason?: string) => {
-      if (reason && status !== 410) fake.rejected.push(reason)
+      if (reason && status !== 410 && reason !== 'ExpiredProviderToken') fake.rejected.push(reason)
       stream.respond({ ':status': status, 'apns-id': randomBytes(16).toString('hex') })
       stream.end(reason ? JSON.stringify({ reason, timestamp: Date.now() }) : undefined)
     }
@@ -192,6 +201,8 @@ export async function startFakeApns(): Promise<FakeApns> {
     if (headers[':method'] !== 'POST' || !path) return answer(404, 'BadPath')
     const bearer = /^bearer (.+)$/.exec(String(headers.authorization ?? ''))?.[1]
     if (!bearer) return answer(403, 'MissingProviderToken')
+    fake.providerTokens.push(bearer)
+    if (fake.expired.has(bearer)) return answer(403, 'ExpiredProviderToken')
     try {
       const { payload, protectedHeader } = await jwtVerify(bearer, publicKey as CryptoKey, {
         algorithms: ['ES256'],
