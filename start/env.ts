@@ -149,6 +149,11 @@ export default await Env.create(new URL('../', import.meta.url), {
   /** How long an instance trusts a file row looked up by name, in seconds (default 5). */
   MEDIA_NAME_CACHE_SECONDS: Env.schema.number.optional(),
 
+  /** Cell history (plugins/tables/README.md, "Cell history"): off with false; retention per table by count or age. */
+  TABLES_HISTORY: Env.schema.boolean.optional(),
+  TABLES_HISTORY_MAX_PER_TABLE: Env.schema.number.optional(),
+  TABLES_HISTORY_DAYS: Env.schema.number.optional(),
+
   /** Row and form tokens (plugins/tables/README.md): requests per token and per address per window. */
   TABLES_TOKEN_RATE_PER_TOKEN: Env.schema.number.optional(),
   TABLES_TOKEN_RATE_PER_ADDRESS: Env.schema.number.optional(),

@@ -2,10 +2,12 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
 import { CellWriter } from './services/cell_writer.js'
 import { CommentsService } from './services/comments_service.js'
+import { HistoryService } from './services/history_service.js'
 import { ComputedFields } from './services/computed_fields.js'
 import { MetaService } from './services/meta_service.js'
 import { PivotService } from './services/pivot_service.js'
 import { RecomputeService } from './services/recompute_service.js'
+import { RollbackService } from './services/rollback_service.js'
 import { ReferenceValuesService } from './services/reference_values_service.js'
 import { RowDeletes } from './services/row_deletes.js'
 import { RowWriter } from './services/row_writer.js'
@@ -33,6 +35,8 @@ export default class TablesProvider {
       SchemaService,
       TableAccess,
       CommentsService,
+      HistoryService,
+      RollbackService,
       ComputedFields,
       RecomputeService,
       CellWriter,
@@ -46,5 +50,12 @@ export default class TablesProvider {
       SmartTextService,
       TableTokensService,
     ])
+  }
+
+  /** Serving processes prune the cell history past its retention (README, "Cell history"). */
+  async ready() {
+    if (!['web', 'test'].includes(this.app.getEnvironment())) return
+    const history = await this.app.container.make(HistoryService)
+    history.startPruner()
   }
 }

@@ -411,6 +411,8 @@ export interface WireCell {
 
 /** Where a page read puts a comment cell's value on its row (commentsService.attach). */
 export const commentCellKey = (fieldId: number) => `quire_comments_${fieldId}`
+/** Where a page read puts an activity cell ({last, total}) on its row (HistoryService.attach). */
+export const activityCellKey = (fieldId: number) => `quire_activity_${fieldId}`
 
 export function serializeCell(field: FieldDef, row: Record<string, any>): WireCell {
   const column = sqlColumnOf(field)
@@ -433,8 +435,13 @@ export function serializeCell(field: FieldDef, row: Record<string, any>): WireCe
       return {
         value: stored === null || stored === undefined || stored === '' ? null : safeJson(stored),
       }
-    case 'none':
+    case 'none': {
+      if (field.type === 'activity') {
+        const cell = row[activityCellKey(field.id)]
+        return cell ? { value: cell, text: cell.last.m } : { value: null }
+      }
       return { value: field.type === 'comments' ? (row[commentCellKey(field.id)] ?? null) : null }
+    }
     default:
       return { value: stored ?? null }
   }

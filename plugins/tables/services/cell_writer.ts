@@ -13,6 +13,7 @@ import {
   convertInput,
   hasSideTable,
   rowTableName,
+  serializeCell,
   type FieldDef,
 } from '../lib/field_types.js'
 import { normalizeBinding, nowText, type Row } from '../lib/row_sql.js'
@@ -21,6 +22,7 @@ import { ComputedFields } from './computed_fields.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
 import { changeOf } from './row_writer.js'
+import { HistoryService, operationOf, type HistoryEntry } from './history_service.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
 
@@ -41,6 +43,8 @@ export interface CellInput {
   b_o?: unknown
   bypassUrlTrigger?: boolean
   source?: 'api' | 'socket'
+  /** The operation recorded in the cell's history (default: from source). */
+  operation?: string
 }
 
 /** A one-cell write waiting for its batch (CellWriter.write). */
@@ -50,9 +54,12 @@ interface CellWrite {
   field: FieldDef
   rowId: number
   value: unknown
-  input: { bypassUrlTrigger?: boolean; source?: 'api' | 'socket' }
+  input: { bypassUrlTrigger?: boolean; source?: 'api' | 'socket'; operation?: string }
   scope: TableScope
 }
+
+/** A history entry of a cell write, kept until the write's outcome is known. */
+type CellHistoryEntry = HistoryEntry & { job: CellWrite }
 
 const WRITTEN = 'written' as const
 /** The cached metadata of a write is out of date: the general path (RowWriter) redoes it. */
@@ -77,7 +84,8 @@ export class CellWriter {
     private access: TableAccess,
     private computed: ComputedFields,
     private recompute: RecomputeService,
-    private outbox: OutboxService
+    private outbox: OutboxService,
+    private history: HistoryService
   ) {
     this.queue = new GroupCommit<CellWrite, boolean>({
       batchSize: CELL_BATCH,
@@ -159,7 +167,8 @@ export class CellWriter {
    */
   private isOneStatement(batch: CellWrite[]) {
     const category = batch[0].category
-    if (this.computed.hasFormulas(category)) return false
+    // History records old values: the rows are read first, in the write's transaction.
+    if (this.history.enabled() || this.computed.hasFormulas(category)) return false
     const rows = new Set<number>()
     for (const job of batch) {
       if (job.category !== category || rows.has(job.rowId)) return false
@@ -182,6 +191,7 @@ export class CellWriter {
     outcomes: Map<CellWrite, CellOutcome>
   ) {
     const at = nowText()
+    const entries: HistoryEntry[] = []
     // Per category metadata object (a newer cached version of a table is a group of its own).
     const groups = new Map<CategoryMeta, CellWrite[]>()
     for (const job of batch) {
@@ -202,10 +212,15 @@ export class CellWriter {
             round.push(job)
           }
         }
-        await this.applyRound(client, stamp, at, category, round, outcomes)
+        await this.applyRound(client, stamp, at, category, round, outcomes, entries)
         pending = later
       }
     }
+    // A stale or refused write records nothing.
+    await this.history.record(
+      client,
+      entries.filter((entry) => outcomes.get((entry as CellHistoryEntry).job) === WRITTEN)
+    )
     // Recompute jobs for rows of other tables that show the written columns, and the events.
     const dependents = new Map<string, { category: CategoryMeta; jobs: CellWrite[] }>()
     for (const job of batch) {
@@ -250,7 +265,8 @@ export class CellWriter {
     at: string,
     category: CategoryMeta,
     round: CellWrite[],
-    outcomes: Map<CellWrite, CellOutcome>
+    outcomes: Map<CellWrite, CellOutcome>,
+    entries: HistoryEntry[]
   ) {
     const table = quoteId(rowTableName(category.id))
     const mysql = client.dialect.name === 'mysql'
@@ -260,12 +276,15 @@ export class CellWriter {
     const formulas = category.fields.filter((field) => field.type === 'formula' && field.column)
     let live = round
     const states = new Map<number, Row>()
-    if (formulas.length) {
-      // Formulas are computed from the whole row: read the rows (and the metadata version) first.
+    // Read first for formulas (computed from the whole row) and for history (old values).
+    const history = this.history.enabled()
+    const readFirst = formulas.length > 0 || history
+    if (readFirst) {
       let rows: Row[]
       try {
+        // Locked on MariaDB when recording: a concurrent write of the row waits, its old value is ours.
         rows = await readQuery(
-          `SELECT t.*, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(round.length)})`,
+          `SELECT t.*, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(round.length)})${history && mysql ? ' FOR UPDATE' : ''}`,
           [category.id, ...round.map((job) => job.rowId)],
           client
         )
@@ -297,6 +316,18 @@ export class CellWriter {
         this.computed.computeFormulas(category, next)
         states.set(job.rowId, next)
         live.push(job)
+        if (history) {
+          const write = this.history.writeOf(
+            job.actor,
+            stamp,
+            operationOf(job.actor, job.input.source, job.input.operation)
+          )
+          const change = { fieldId: job.field.id, old: serializeCell(job.field, row).value }
+          for (const entry of this.history.entriesOf(write, category, job.rowId, 'update', [
+            { ...change, new: serializeCell(job.field, next).value },
+          ]))
+            entries.push(Object.assign(entry, { job }))
+        }
       }
       if (!live.length) return
     }
@@ -330,10 +361,10 @@ export class CellWriter {
     bindings.push(at, stamp)
     bindings.push(...live.map((job) => job.rowId))
     // Without a row read, the metadata version is checked by the UPDATE itself.
-    const guard = formulas.length
+    const guard = readFirst
       ? ''
       : ' AND (SELECT meta_version FROM table_categories WHERE id = ?) = ?'
-    if (!formulas.length) bindings.push(category.id, category.metaVersion)
+    if (!readFirst) bindings.push(category.id, category.metaVersion)
     let result: any
     try {
       result = await writeQuery(
@@ -342,7 +373,7 @@ export class CellWriter {
         bindings
       )
     } catch (error) {
-      if (isTransientDbError(error) || formulas.length) throw error
+      if (isTransientDbError(error) || readFirst) throw error
       // The table may have been dropped by another instance: the general path decides.
       const exists = await writeQuery(
         client,
@@ -358,17 +389,13 @@ export class CellWriter {
       for (const job of live) outcomes.set(job, WRITTEN)
       return
     }
-    // Fewer rows written: a missing row (refused alone) or, without formulas, a structure change.
+    // Fewer rows written: a missing row (refused alone) or, without a read, a structure change.
     const present = await writeQuery(
       client,
       `SELECT t.id, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(live.length)})${mysql ? ' FOR UPDATE' : ''}`,
       [category.id, ...live.map((job) => job.rowId)]
     )
-    if (
-      !formulas.length &&
-      present.length &&
-      Number(present[0].quire_mv) !== category.metaVersion
-    ) {
+    if (!readFirst && present.length && Number(present[0].quire_mv) !== category.metaVersion) {
       for (const job of live) outcomes.set(job, STALE) // the guard wrote nothing
       return
     }

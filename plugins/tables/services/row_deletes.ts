@@ -10,6 +10,7 @@ import { CommentsService } from './comments_service.js'
 import { RecomputeService } from './recompute_service.js'
 import { fieldChanges } from './row_changes.js'
 import { changeOf } from './row_writer.js'
+import { HistoryService, operationOf } from './history_service.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
 
@@ -17,6 +18,8 @@ export interface DeleteOptions {
   b_o?: unknown
   bypassUrlTrigger?: boolean
   source?: 'api' | 'socket'
+  /** The operation recorded in the cells' history (default: from source). */
+  operation?: string
 }
 
 /**
@@ -32,7 +35,8 @@ export class RowDeletes {
     private access: TableAccess,
     private comments: CommentsService,
     private recompute: RecomputeService,
-    private outbox: OutboxService
+    private outbox: OutboxService,
+    private history: HistoryService
   ) {}
 
   /** Deletes rows (of one or several tables); answers how many existed. */
@@ -54,14 +58,15 @@ export class RowDeletes {
       for (const { scope, ids } of scopes) {
         const { category } = scope
         const existing: number[] = []
-        // Staged for the outbox (webhooks): the deleted rows' values are read, to be sent.
+        // Staged for the outbox (webhooks) or recorded in history: the deleted rows' values are read.
         const staged = this.outbox.wants('tables:rows_changed', changeOf(scope, actor, options))
+        const recorded = this.history.enabled()
         const before = new Map<number, Record<string, unknown>>()
         for (const part of chunks(ids)) {
           const query = trx.from(rowTableName(category.id)).whereIn('id', part)
-          const rows = await (staged ? query.select('*') : query.select('id'))
+          const rows = await (staged || recorded ? query.select('*') : query.select('id'))
           existing.push(...rows.map((row) => Number(row.id)))
-          if (staged) for (const row of rows) before.set(Number(row.id), row)
+          if (staged || recorded) for (const row of rows) before.set(Number(row.id), row)
         }
         if (existing.length === 0) continue
         for (const part of chunks(existing)) {
@@ -74,6 +79,25 @@ export class RowDeletes {
             await this.comments.deleteForRows(trx, category.id, part)
         }
         deleted += existing.length
+        if (recorded) {
+          const write = this.history.writeOf(
+            actor,
+            stamp,
+            operationOf(actor, options.source, options.operation)
+          )
+          await this.history.record(
+            trx,
+            existing.flatMap((id) =>
+              this.history.entriesOf(
+                write,
+                category,
+                id,
+                'delete',
+                fieldChanges(category, null, before.get(id)!, null)
+              )
+            )
+          )
+        }
         // Cut links that pointed at the deleted rows now; those rows are recomputed by a job.
         for (const { source, link } of await this.recompute.dependents(category, trx)) {
           const side = sideTableName(source.id, link.id)

@@ -20,6 +20,7 @@ import {
 import { bindingsOf, chunks, insertSql, isTmp, nowText, type Row } from '../lib/row_sql.js'
 import type { RowsChanged } from '../events.js'
 import { fieldChanges } from './row_changes.js'
+import { HistoryService, operationOf } from './history_service.js'
 import { ComputedFields } from './computed_fields.js'
 import type { CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
@@ -39,6 +40,8 @@ export interface WriteOptions {
   linkSeparator?: string
   bypassUrlTrigger?: boolean
   source?: 'api' | 'socket'
+  /** The operation recorded in the cells' history (default: from source). */
+  operation?: string
 }
 
 export interface WriteResult {
@@ -77,7 +80,8 @@ export class RowWriter {
     private access: TableAccess,
     private computed: ComputedFields,
     private recompute: RecomputeService,
-    private outbox: OutboxService
+    private outbox: OutboxService,
+    private history: HistoryService
   ) {}
 
   async write(actor: Actor, writes: RowWrite[], options: WriteOptions): Promise<WriteResult> {
@@ -104,8 +108,8 @@ export class RowWriter {
       const current = new Map<number, Row>()
       for (const part of chunks([...new Set(existingIds)])) {
         const query = trx.from(table).whereIn('id', part)
-        // Locked when staged: a concurrent write of the row then waits, and its old values are ours.
-        if (staged && trx.dialect.name === 'mysql') query.forUpdate()
+        // Locked when staged or recorded: a concurrent write of the row then waits, and its old values are ours.
+        if ((staged || this.history.enabled()) && trx.dialect.name === 'mysql') query.forUpdate()
         const rows = await query
         for (const row of rows) current.set(Number(row.id), row)
       }
@@ -198,6 +202,41 @@ export class RowWriter {
         afterCommit
       )
 
+      // Cell history (same transaction): the old and new values of the fields each row was given.
+      const wanted = staged || this.history.enabled()
+      const changes = (wanted ? states : []).map((entry) => ({
+        id: Number(entry.state.id),
+        isNew: entry.isNew,
+        fields: fieldChanges(
+          category,
+          [
+            ...Object.keys(entry.prepared.columns),
+            ...[...entry.prepared.lists.keys()].map((field) => field.column!),
+          ],
+          entry.isNew ? null : current.get(Number(entry.state.id))!,
+          entry.state
+        ),
+      }))
+      if (this.history.enabled()) {
+        const write = this.history.writeOf(
+          actor,
+          stamp,
+          operationOf(actor, options.source, options.operation)
+        )
+        await this.history.record(
+          trx,
+          changes.flatMap((change) =>
+            this.history.entriesOf(
+              write,
+              category,
+              change.id,
+              change.isNew ? 'create' : 'update',
+              change.fields
+            )
+          )
+        )
+      }
+
       const event: RowsChanged = {
         ...changeOf(scope, actor, options),
         created: inserted.map((entry) => Number(entry.state.id)),
@@ -212,18 +251,7 @@ export class RowWriter {
           {
             ...event,
             catName: category.name,
-            changes: states.map((entry) => ({
-              id: Number(entry.state.id),
-              fields: fieldChanges(
-                category,
-                [
-                  ...Object.keys(entry.prepared.columns),
-                  ...[...entry.prepared.lists.keys()].map((field) => field.column!),
-                ],
-                entry.isNew ? null : current.get(Number(entry.state.id))!,
-                entry.state
-              ),
-            })),
+            changes: changes.map((change) => ({ id: change.id, fields: change.fields })),
           },
           afterCommit
         )

@@ -41,6 +41,7 @@ export class RowsService {
   /** updateTableValue and the socket's update table value: one cell; a `tmp` rowId creates a row. */
   async updateValue(actor: Actor, input: CellInput): Promise<UpdateValueResult> {
     const categoryId = await this.access.inferCategory({ fieldId: input.fieldId })
+    input = { ...input, operation: input.operation ?? 'updateTableValue' }
     if (await this.cells.write(actor, categoryId, input))
       return {
         categoryId,
@@ -57,6 +58,7 @@ export class RowsService {
         b_o: input.b_o,
         bypassUrlTrigger: input.bypassUrlTrigger,
         source: input.source,
+        operation: input.operation,
       }
     )
   }
@@ -76,6 +78,7 @@ export class RowsService {
       b_o: input.b_o,
       linkSeparator: input.linkSeparator,
       bypassUrlTrigger: input.bypassUrlTrigger,
+      operation: 'createOrUpdateTableRow',
     })
   }
 
@@ -91,6 +94,7 @@ export class RowsService {
       b_o: input.b_o,
       linkSeparator: input.linkSeparator,
       bypassUrlTrigger: input.bypassUrlTrigger,
+      operation: 'createOrUpdateTableRows',
     })
   }
 
@@ -112,7 +116,10 @@ export class RowsService {
       return { formLastModified: Math.floor(Date.now() / 1000), id: null, tmpId: rowId }
     if (!/^\d+$/.test(rowId))
       throw rpcError('INVALID_PARAMETER', `Invalid parameter rowId: "${rowId}"`)
-    const result = await this.deletes.delete(actor, [Number(rowId)], input)
+    const result = await this.deletes.delete(actor, [Number(rowId)], {
+      ...input,
+      operation: 'deleteTableRow',
+    })
     if (result.deleted === 0) throw rpcError('NOT_FOUND', `Row ${rowId} not found`)
     return { formLastModified: result.formLastModified, id: Number(rowId) }
   }
@@ -130,6 +137,6 @@ export class RowsService {
       ids.push(Number(key))
     }
     if (ids.length === 0) return { deleted: 0, formLastModified: Math.floor(Date.now() / 1000) }
-    return this.deletes.delete(actor, ids, input)
+    return this.deletes.delete(actor, ids, { ...input, operation: 'deleteTableRows' })
   }
 }

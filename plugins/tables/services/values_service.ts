@@ -7,6 +7,7 @@ import { StampService } from '#core/services/stamp_service'
 import { UserService } from '#core/services/user_service'
 import { formatDateTime, rowTableName, serializeCell, type FieldDef } from '../lib/field_types.js'
 import { CommentsService } from './comments_service.js'
+import { HistoryService } from './history_service.js'
 import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
 import { MetaService, type CategoryMeta, type TabMeta } from './meta_service.js'
 import { quoteId, readQuery } from '#core/native_sql'
@@ -63,7 +64,8 @@ export class ValuesService {
     private books: BookAccessService,
     private meta: MetaService,
     private comments: CommentsService,
-    private access: TableAccess
+    private access: TableAccess,
+    private history: HistoryService
   ) {}
 
   // ---- filterRowIds -------------------------------------------------------
@@ -318,6 +320,7 @@ export class ValuesService {
       actor?.user.id ?? null,
       input.maxComments ?? undefined
     )
+    await this.history.attach(category, fields, rows)
 
     const tableValues: Record<string, unknown> = {
       id: category.id,
@@ -507,6 +510,7 @@ export class ValuesService {
       offset: (page - 1) * pageSize,
       limit: pageSize,
     })
+    await this.history.attach(scope.category, scope.category.fields, rows)
     const out: Record<string, unknown> = {
       sstamp,
       catId: scope.category.id,

@@ -1,0 +1,360 @@
+import { randomBytes } from 'node:crypto'
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import logger from '@adonisjs/core/services/logger'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import env from '#start/env'
+import type { Actor } from '#core/rpc/base_operation'
+import { rpcError } from '#core/rpc/errors'
+import { readQuery, writeQuery } from '#core/native_sql'
+import { COMPUTED_TYPES, activityCellKey, type FieldDef } from '../lib/field_types.js'
+import { bindingsOf, chunks, insertSql, type Row } from '../lib/row_sql.js'
+import { CommentsService, type CommentUsers } from './comments_service.js'
+import type { CategoryMeta } from './meta_service.js'
+import { categoryOfRowId } from './schema_service.js'
+import { TableAccess } from './table_access.js'
+import { rowIdOf } from '../lib/wire.js'
+
+export const HISTORY_TABLE = 'table_cell_history'
+
+export type HistoryAction = 'create' | 'update' | 'delete'
+
+/** Who made a write and through what: shared by every entry of the write. */
+export interface HistoryWrite {
+  actor: Actor
+  /** The operation (`updateTableValue`, `rollBackBeforeChange`, ...), `socket:13`, `console` or `token:<id>`. */
+  operation: string
+  /** One id per write: every row of a bulk write shares it (rollBackBeforeChange scope=change). */
+  writeId: string
+  stamp: number
+}
+
+/** One changed cell. */
+export interface HistoryEntry {
+  write: HistoryWrite
+  categoryId: number
+  rowId: number
+  field: FieldDef
+  action: HistoryAction
+  old: unknown
+  new: unknown
+}
+
+/** A change as getRowHistory and activity cells show it. */
+export interface WireChange {
+  id: number
+  /** A readable summary: "Alice Martin changed Status". */
+  m: string
+  /** The write's id: the entries of one write (one request, all its rows) share it. */
+  mid: string
+  action: HistoryAction
+  /** Unix seconds. */
+  c: number
+  /** The write's stamp (sstamp). */
+  s: number
+  /** The user the write was made as: code, display name, the user's stamp. */
+  u: { c: string; n: string; s: number }
+}
+
+/** Retention (README, "Cell history"): 0 keeps everything. */
+export interface HistoryRetention {
+  maxPerTable: number
+  days: number
+}
+
+const PRUNE_EVERY_MS = 10 * 60_000
+
+/** The operation a history entry names: the console, the socket's type 13, else the api.php operation. */
+export function operationOf(actor: Actor, source?: string, operation?: string): string {
+  if (actor.token) return `token:${actor.token.id}` // a row or form token (table_tokens_service)
+  if (!actor.session) return 'console' // admin/actor.ts: console writes carry no api session
+  if (source === 'socket') return 'socket:13'
+  return operation ?? 'api'
+}
+
+/**
+ * Cell history (issue 21 item 1): the writers (CellWriter, RowWriter,
+ * RowDeletes) hand their old and new values to `record` inside their own
+ * transaction, so a write and its history commit together. Formula, lookup
+ * and other computed columns are not recorded (they follow from the rest).
+ * Reads: getRowHistory and activity cells (one query for the counts and one
+ * for the last entries per page, never per row).
+ */
+@inject()
+export class HistoryService {
+  private pruner: NodeJS.Timeout | null = null
+
+  constructor(
+    private access: TableAccess,
+    private comments: CommentsService
+  ) {}
+
+  /** TABLES_HISTORY=false turns recording off (the benchmark compares both). */
+  enabled(): boolean {
+    return env.get('TABLES_HISTORY', true) !== false
+  }
+
+  newWriteId(): string {
+    return randomBytes(12).toString('hex')
+  }
+
+  /** The context of a write by `actor`, its entries to come. */
+  writeOf(actor: Actor, stamp: number, operation: string, writeId?: string): HistoryWrite {
+    return { actor, operation, writeId: writeId ?? this.newWriteId(), stamp }
+  }
+
+  /**
+   * Entries of one row from its before/after state (wire values); an
+   * unchanged cell and computed fields are left out.
+   */
+  entriesOf(
+    write: HistoryWrite,
+    category: CategoryMeta,
+    rowId: number,
+    action: HistoryAction,
+    changes: { fieldId: number; old: unknown; new: unknown }[]
+  ): HistoryEntry[] {
+    const entries: HistoryEntry[] = []
+    for (const change of changes) {
+      const field = category.fields.find((candidate) => candidate.id === change.fieldId)
+      if (!field || COMPUTED_TYPES.has(field.type)) continue
+      if (action === 'delete' && isEmpty(change.old)) continue
+      if (action === 'create' && isEmpty(change.new)) continue
+      if (JSON.stringify(change.old) === JSON.stringify(change.new)) continue
+      entries.push({
+        write,
+        categoryId: category.id,
+        rowId,
+        field,
+        action,
+        old: change.old,
+        new: change.new,
+      })
+    }
+    return entries
+  }
+
+  /** Inserts entries in the caller's transaction (one statement per 1,000 entries). */
+  async record(client: QueryClientContract, entries: HistoryEntry[]) {
+    if (entries.length === 0 || !this.enabled()) return
+    const now = Math.floor(Date.now() / 1000)
+    const rows: Row[] = entries.map((entry) => {
+      const { actor } = entry.write
+      return {
+        category_id: entry.categoryId,
+        row_id: entry.rowId,
+        field_id: entry.field.id,
+        field_type: entry.field.type,
+        write_id: entry.write.writeId,
+        action: entry.action,
+        operation: entry.write.operation.slice(0, 64),
+        user_id: actor.user.id,
+        user_code: actor.user.code,
+        principal_id: actor.onBehalf ? actor.principal.id : null,
+        principal_code: actor.onBehalf ? actor.principal.code : null,
+        sstamp: entry.write.stamp,
+        created_at: now,
+        old_value: JSON.stringify(entry.old ?? null),
+        new_value: JSON.stringify(entry.new ?? null),
+      }
+    })
+    const columns = Object.keys(rows[0])
+    for (const part of chunks(rows, 1000))
+      await writeQuery(
+        client,
+        insertSql(HISTORY_TABLE, columns, part.length),
+        bindingsOf(part, columns)
+      )
+  }
+
+  // ---- reads ---------------------------------------------------------------
+
+  /**
+   * Puts activity cells on a page's rows (serializeCell reads them): the
+   * number of entries and the last one of each row, in two queries, and the
+   * users of those in a third.
+   */
+  async attach(category: CategoryMeta, fields: FieldDef[], rows: Row[]) {
+    const activity = fields.filter((field) => field.type === 'activity')
+    if (activity.length === 0 || rows.length === 0) return
+    const totals = new Map<number, { total: number; last: number }>()
+    for (const part of chunks(
+      rows.map((row) => Number(row.id)),
+      1000
+    )) {
+      const counted = await readQuery(
+        `SELECT row_id, COUNT(*) AS total, MAX(id) AS last_id FROM ${HISTORY_TABLE}
+         WHERE category_id = ? AND row_id IN (${part.map(() => '?').join(', ')}) GROUP BY row_id`,
+        [category.id, ...part]
+      )
+      for (const row of counted)
+        totals.set(Number(row.row_id), { total: Number(row.total), last: Number(row.last_id) })
+    }
+    if (totals.size === 0) return
+    const lastIds = [...totals.values()].map((entry) => entry.last)
+    const lasts = new Map<number, Row>()
+    for (const part of chunks(lastIds, 1000)) {
+      const found = await readQuery(
+        `SELECT * FROM ${HISTORY_TABLE} WHERE id IN (${part.map(() => '?').join(', ')})`,
+        part
+      )
+      for (const entry of found) lasts.set(Number(entry.row_id), entry)
+    }
+    const users = await this.comments.users([...lasts.values()].map((entry) => entry.user_code))
+    for (const row of rows) {
+      const counted = totals.get(Number(row.id))
+      const last = lasts.get(Number(row.id))
+      if (!counted || !last) continue
+      const cell = { last: this.wire(category, last, users), total: counted.total }
+      for (const field of activity) row[activityCellKey(field.id)] = cell
+    }
+  }
+
+  /** getRowHistory: a row's changes, newest first, `nbMax` per page (page 1 first). */
+  async rowHistory(
+    actor: Actor | null,
+    input: { b_o?: string; rowId: string; fieldId?: number; page?: number; nbMax?: number }
+  ) {
+    const rowId = rowIdOf(input.rowId)
+    const page = input.page ?? 1
+    const nbMax = input.nbMax ?? 50
+    if (page < 1)
+      throw rpcError('INVALID_PARAMETER', 'Invalid parameter page: 1 or more', { field: 'page' })
+    if (nbMax < 1 || nbMax > 500)
+      throw rpcError('INVALID_PARAMETER', 'Invalid parameter nbMax: 1 to 500', { field: 'nbMax' })
+    const scope = await this.access.forCategory(actor, categoryOfRowId(rowId), 'read', input.b_o)
+    const { category } = scope
+    if (input.fieldId !== undefined && !category.fields.some((f) => f.id === input.fieldId))
+      throw rpcError(
+        'INVALID_PARAMETER',
+        `Field ${input.fieldId} is not a field of table "${category.name}"`,
+        { field: 'fieldId' }
+      )
+    const query = () => {
+      const q = db.from(HISTORY_TABLE).where('category_id', category.id).where('row_id', rowId)
+      if (input.fieldId !== undefined) q.where('field_id', input.fieldId)
+      return q
+    }
+    const counted = await query().count('* as total').first()
+    const entries = await query()
+      .orderBy('id', 'desc')
+      .limit(nbMax)
+      .offset((page - 1) * nbMax)
+    const users = await this.comments.users(entries.map((entry: Row) => entry.user_code))
+    const principals = await this.comments.users(
+      entries.map((entry: Row) => entry.principal_code).filter(Boolean)
+    )
+    return {
+      catId: category.id,
+      rowId,
+      total: Number(counted?.total ?? 0),
+      changes: entries.map((entry: Row) => ({
+        ...this.wire(category, entry, users),
+        fieldId: Number(entry.field_id),
+        fieldType: entry.field_type,
+        operation: entry.operation,
+        old: parse(entry.old_value),
+        new: parse(entry.new_value),
+        onBehalfOf: entry.principal_code
+          ? {
+              c: entry.principal_code,
+              n: principals[entry.principal_code]?.n ?? entry.principal_code,
+            }
+          : null,
+      })),
+    }
+  }
+
+  /** The wire form shared by activity cells and getRowHistory. */
+  private wire(category: CategoryMeta, entry: Row, users: CommentUsers): WireChange {
+    const user = users[entry.user_code] ?? { n: entry.user_code, s: 0 }
+    const field = category.fields.find((candidate) => candidate.id === Number(entry.field_id))
+    const fieldName = field?.name ?? `field ${entry.field_id}`
+    const verb = { create: 'set', update: 'changed', delete: 'deleted the row, clearing' }[
+      entry.action as HistoryAction
+    ]
+    return {
+      id: Number(entry.id),
+      m: `${user.n} ${verb ?? 'changed'} ${fieldName}`,
+      mid: String(entry.write_id),
+      action: entry.action,
+      c: Number(entry.created_at),
+      s: Number(entry.sstamp),
+      u: { c: entry.user_code, n: user.n, s: user.s },
+    }
+  }
+
+  // ---- retention -------------------------------------------------------------
+
+  retention(): HistoryRetention {
+    return {
+      maxPerTable: env.get('TABLES_HISTORY_MAX_PER_TABLE', 0) ?? 0,
+      days: env.get('TABLES_HISTORY_DAYS', 0) ?? 0,
+    }
+  }
+
+  /** Removes entries past the retention (by age, then beyond the newest `maxPerTable` of each table). */
+  async prune(retention: HistoryRetention = this.retention()): Promise<number> {
+    let removed = 0
+    if (retention.days > 0) {
+      const before = Math.floor(Date.now() / 1000) - retention.days * 86400
+      removed += Number(await db.from(HISTORY_TABLE).where('created_at', '<', before).delete())
+    }
+    if (retention.maxPerTable > 0) {
+      const tables = await db
+        .from(HISTORY_TABLE)
+        .select('category_id')
+        .count('* as total')
+        .groupBy('category_id')
+        .having(db.raw('COUNT(*)') as any, '>', retention.maxPerTable)
+      for (const table of tables) {
+        const edge = await db
+          .from(HISTORY_TABLE)
+          .where('category_id', table.category_id)
+          .orderBy('id', 'desc')
+          .offset(retention.maxPerTable)
+          .limit(1)
+          .select('id')
+          .first()
+        if (edge)
+          removed += Number(
+            await db
+              .from(HISTORY_TABLE)
+              .where('category_id', table.category_id)
+              .where('id', '<=', edge.id)
+              .delete()
+          )
+      }
+    }
+    return removed
+  }
+
+  /** Serving processes prune every 10 minutes when a retention is set. */
+  startPruner() {
+    const retention = this.retention()
+    if (this.pruner || (retention.days <= 0 && retention.maxPerTable <= 0)) return
+    this.pruner = setInterval(() => {
+      this.prune().catch((error) => logger.error({ err: error }, 'history prune failed'))
+    }, PRUNE_EVERY_MS)
+    this.pruner.unref()
+  }
+}
+
+function isEmpty(value: unknown) {
+  return (
+    value === null ||
+    value === undefined ||
+    value === '' ||
+    value === false ||
+    (Array.isArray(value) && value.length === 0)
+  )
+}
+
+function parse(text: unknown) {
+  if (text === null || text === undefined) return null
+  try {
+    return JSON.parse(String(text))
+  } catch {
+    return text
+  }
+}

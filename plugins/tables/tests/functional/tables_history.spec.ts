@@ -1,0 +1,339 @@
+import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import { login } from '#tests/helpers/users'
+import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
+import { HistoryService } from '../../services/history_service.js'
+import { caller, errorCode, eventually, makeBook, ok, rowsOf } from '../helpers/tables.js'
+
+/** A book (owner, a writer, a reader) with a table: Name, Qty, Log (activity); rows A and B by one bulk write. */
+async function fixture() {
+  const book = await makeBook([{ right: 2 }, { right: 1 }])
+  const owner = caller(book.session)
+  const base = { b_o: book.b_o, b_c: book.b_c }
+  const table = ok(
+    await owner('createTable', {
+      ...base,
+      name: 'History',
+      code: 'hist',
+      fields: JSON.stringify([
+        { name: 'Name', type: 'shorttext' },
+        { name: 'Qty', type: 'integer' },
+        { name: 'Log', type: 'activity' },
+      ]),
+    })
+  )
+  const catId = table.catId as number
+  const defs = ok(
+    await owner('getBookTables', { ...base, includeFields: 'true' })
+  ).bookTables.categories.find((category: any) => category.id === catId).fields
+  const id = (name: string) => defs.find((field: any) => field.name === name).id as number
+  const f = { name: id('Name'), qty: id('Qty'), log: id('Log') }
+  const created = ok(
+    await owner('createOrUpdateTableRows', {
+      b_o: book.b_o,
+      rows: JSON.stringify({ tmpA: { [f.name]: 'a', [f.qty]: 1 }, tmpB: { [f.name]: 'b' } }),
+    })
+  )
+  const [a, b] = created.newRows.map((row: any) => row.id as number)
+  return { book, owner, catId, f, a, b, base }
+}
+
+type Fixture = Awaited<ReturnType<typeof fixture>>
+
+const history = async (fx: Fixture, rowId: number, extra: Record<string, unknown> = {}) =>
+  ok(await fx.owner('getRowHistory', { b_o: fx.book.b_o, rowId: String(rowId), ...extra }))
+
+const changesOf = (fx: Fixture, rowId: number, extra: Record<string, unknown> = {}) =>
+  history(fx, rowId, extra).then((answer) => answer.changes)
+
+const totalOf = (fx: Fixture, rowId: number) => history(fx, rowId).then((answer) => answer.total)
+
+const rowOf = (fx: Fixture, rowId: number) => rowsOf(fx.owner, fx.catId).then((rows) => rows[rowId])
+
+const set = async (fx: Fixture, rowId: number, fieldId: number, value: unknown) =>
+  ok(await fx.owner('updateTableValue', { rowId: String(rowId), fieldId, value }))
+
+test.group('tables: cell history', () => {
+  test('api.php writes are recorded with who, when, stamp, old and new value and the operation', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    await set(fx, fx.a, fx.f.name, 'a2')
+    ok(
+      await fx.owner('createOrUpdateTableRow', {
+        rowId: String(fx.a),
+        fieldValues: JSON.stringify({ [fx.f.qty]: 5 }),
+      })
+    )
+    const answer = await history(fx, fx.a)
+    assert.equal(answer.total, 4) // created: Name, Qty; then Name, Qty
+    const [qty, name, ...created] = answer.changes
+    assert.include(qty, { fieldId: fx.f.qty, action: 'update', old: 1, new: 5 })
+    assert.equal(qty.operation, 'createOrUpdateTableRow')
+    assert.include(name, { fieldId: fx.f.name, old: 'a', new: 'a2', operation: 'updateTableValue' })
+    assert.deepEqual(name.u.c, fx.book.owner.code)
+    assert.isAbove(name.s, 0)
+    assert.isAtLeast(name.c, Math.floor(Date.now() / 1000) - 60)
+    assert.isNull(name.onBehalfOf)
+    assert.match(name.m, /changed Name$/)
+    assert.deepEqual(
+      created.map((change: any) => [change.action, change.operation, change.new]),
+      [
+        ['create', 'createOrUpdateTableRows', 1],
+        ['create', 'createOrUpdateTableRows', 'a'],
+      ]
+    )
+    // The stamp is the write's: the row carries it.
+    const stored = await db.from(`tt_${fx.catId}`).where('id', fx.a).first()
+    assert.equal(qty.s, Number(stored.sstamp))
+    // Both rows of the bulk write share its write id.
+    const rowB = await history(fx, fx.b)
+    assert.equal(rowB.changes[0].mid, created[0].mid)
+    assert.notEqual(name.mid, created[0].mid)
+  })
+
+  test('a delete records the old values; an unchanged value records nothing', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    await set(fx, fx.b, fx.f.name, 'b')
+    assert.equal(await totalOf(fx, fx.b), 1)
+    ok(await fx.owner('deleteTableRow', { rowId: String(fx.b) }))
+    const entries = await db
+      .from('table_cell_history')
+      .where('row_id', fx.b)
+      .where('action', 'delete')
+    assert.deepEqual(
+      entries.map((entry) => [entry.operation, JSON.parse(entry.old_value), entry.new_value]),
+      [['deleteTableRow', 'b', 'null']]
+    )
+  })
+
+  test('socket type 13 writes are recorded as socket:13', async ({ assert, cleanup }) => {
+    const fx = await fixture()
+    await ensureSocketEndpoint()
+    const socket = await attached(fx.book.session)
+    cleanup(async () => {
+      await socket.close()
+    })
+    socket.send({ type: 13, rowId: String(fx.a), fieldId: fx.f.name, value: 'by socket' })
+    await eventually(async () => (await totalOf(fx, fx.a)) === 3)
+    const [change] = await changesOf(fx, fx.a)
+    assert.include(change, { operation: 'socket:13', old: 'a', new: 'by socket' })
+  })
+
+  test('activity cells: {last, total} with text = last.m in every read format', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    await set(fx, fx.a, fx.f.qty, 7)
+    const [last] = await changesOf(fx, fx.a)
+    const expected = {
+      last: {
+        id: last.id,
+        m: last.m,
+        mid: last.mid,
+        action: 'update',
+        c: last.c,
+        s: last.s,
+        u: last.u,
+      },
+      total: 3,
+    }
+    assert.containsSubset(last.u, { c: fx.book.owner.code })
+    const columns = ok(await fx.owner('getTableValues', { catId: fx.catId }))
+    const logColumn = columns.tableValues.fields.find((field: any) => field.id === fx.f.log)
+    const cellA = logColumn.values.find((cell: any) => cell.id === fx.a)
+    assert.deepEqual(cellA, { id: fx.a, value: expected, text: last.m })
+    const rows = ok(await fx.owner('getTableValues', { catId: fx.catId, format: 'rows' }))
+    const rowA = rows.tableValues.rows.find((row: any) => row.id === fx.a)
+    assert.deepEqual(rowA.fields.Log, { value: expected, text: last.m })
+    const named = ok(
+      await fx.owner('getNamedTableValues', { ...fx.base, catCode: 'hist', format: 'rows' })
+    )
+    assert.deepEqual(
+      named.tableValues.rows.find((row: any) => row.id === fx.a).fields.Log.value,
+      expected
+    )
+    const tableRows = ok(await fx.owner('getTableRows', { catId: fx.catId }))
+    assert.deepEqual(tableRows.rows.find((row: any) => row.id === fx.a).fields.Log.value, expected)
+    // Row B: its one created cell.
+    const rowB = await rowOf(fx, fx.b)
+    assert.equal(rowB[fx.f.log].total, 1)
+  })
+
+  test('getRowHistory pages newest first and filters by fieldId', async ({ assert }) => {
+    const fx = await fixture()
+    for (const value of ['x1', 'x2', 'x3']) await set(fx, fx.a, fx.f.name, value)
+    const first = await history(fx, fx.a, { nbMax: 2, page: 1 })
+    const second = await history(fx, fx.a, { nbMax: 2, page: 2 })
+    const third = await history(fx, fx.a, { nbMax: 2, page: 3 })
+    assert.equal(first.total, 5)
+    assert.deepEqual(
+      [...first.changes, ...second.changes, ...third.changes].map((change: any) => change.new),
+      ['x3', 'x2', 'x1', 1, 'a']
+    )
+    const ids = [...first.changes, ...second.changes].map((change: any) => change.id)
+    assert.deepEqual(
+      ids,
+      [...ids].sort((x, y) => y - x)
+    )
+    const onlyQty = await history(fx, fx.a, { fieldId: fx.f.qty })
+    assert.equal(onlyQty.total, 1)
+    assert.deepEqual(
+      onlyQty.changes.map((change: any) => change.fieldId),
+      [fx.f.qty]
+    )
+  })
+
+  test('retention keeps the newest entries of each table', async ({ assert }) => {
+    const fx = await fixture()
+    for (const value of ['r1', 'r2', 'r3']) await set(fx, fx.a, fx.f.name, value)
+    const service = await app.container.make(HistoryService)
+    await service.prune({ maxPerTable: 2, days: 0 })
+    const kept = await history(fx, fx.a)
+    assert.equal(kept.total, 2)
+    assert.deepEqual(
+      kept.changes.map((change: any) => change.new),
+      ['r3', 'r2']
+    )
+  })
+})
+
+test.group('tables: rollBackBeforeChange', () => {
+  const roll = (fx: Fixture, params: Record<string, unknown>) =>
+    fx.owner('rollBackBeforeChange', { b_o: fx.book.b_o, ...params })
+
+  test('by changeId: the row goes back to before that change, every later change undone', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    await set(fx, fx.a, fx.f.name, 'n1')
+    const [target] = await changesOf(fx, fx.a)
+    await set(fx, fx.a, fx.f.qty, 9)
+    await set(fx, fx.a, fx.f.name, 'n2')
+    await set(fx, fx.b, fx.f.name, 'other row')
+    const answer = ok(await roll(fx, { rowId: String(fx.a), changeId: target.id }))
+    assert.deepEqual(answer.rowIds, [fx.a])
+    const rows = await rowsOf(fx.owner, fx.catId)
+    assert.equal(rows[fx.a][fx.f.name], 'a')
+    assert.equal(rows[fx.a][fx.f.qty], 1)
+    assert.equal(rows[fx.b][fx.f.name], 'other row')
+    // The rollback is itself a recorded change, and can be rolled back.
+    const [latest] = await changesOf(fx, fx.a)
+    assert.equal(latest.operation, 'rollBackBeforeChange')
+    ok(await roll(fx, { rowId: String(fx.a), changeId: latest.id }))
+    const again = await rowsOf(fx.owner, fx.catId)
+    assert.equal(again[fx.a][fx.f.name], 'n2')
+    assert.equal(again[fx.a][fx.f.qty], 9)
+  })
+
+  test('by sstamp, and with scope=change every row of a bulk write', async ({ assert }) => {
+    const fx = await fixture()
+    await set(fx, fx.a, fx.f.name, 's1')
+    const [s1] = await changesOf(fx, fx.a)
+    const stamp = s1.s
+    await set(fx, fx.a, fx.f.name, 's2')
+    ok(await roll(fx, { rowId: String(fx.a), sstamp: stamp }))
+    const rolled = await rowOf(fx, fx.a)
+    assert.equal(rolled[fx.f.name], 'a')
+
+    ok(
+      await fx.owner('createOrUpdateTableRows', {
+        b_o: fx.book.b_o,
+        rows: JSON.stringify({ [fx.a]: { [fx.f.qty]: 100 }, [fx.b]: { [fx.f.qty]: 200 } }),
+      })
+    )
+    await set(fx, fx.b, fx.f.name, 'later')
+    const [bulk] = await changesOf(fx, fx.a, { fieldId: fx.f.qty })
+    assert.equal(bulk.new, 100)
+    const answer = ok(await roll(fx, { rowId: String(fx.a), changeId: bulk.id, scope: 'change' }))
+    assert.sameMembers(answer.rowIds, [fx.a, fx.b])
+    const rows = await rowsOf(fx.owner, fx.catId)
+    assert.equal(rows[fx.a][fx.f.qty], 1)
+    assert.isNull(rows[fx.b][fx.f.qty])
+    assert.equal(rows[fx.b][fx.f.name], 'b') // a later change of a touched row is undone too
+  })
+
+  test('across a deleted field: CONFLICT and nothing changed', async ({ assert }) => {
+    const fx = await fixture()
+    await set(fx, fx.a, fx.f.qty, 2)
+    const [target] = await changesOf(fx, fx.a)
+    await set(fx, fx.a, fx.f.name, 'kept')
+    const extra = ok(
+      await fx.owner('createField', {
+        b_o: fx.book.b_o,
+        catId: fx.catId,
+        name: 'Extra',
+        type: 'shorttext',
+      })
+    )
+    await set(fx, fx.a, extra.fieldId, 'gone soon')
+    ok(await fx.owner('deleteField', { b_o: fx.book.b_o, fieldId: extra.fieldId }))
+    const before = await rowsOf(fx.owner, fx.catId)
+    const total = await totalOf(fx, fx.a)
+    assert.equal(
+      await errorCode(roll(fx, { rowId: String(fx.a), changeId: target.id })),
+      'CONFLICT'
+    )
+    assert.deepEqual(await rowsOf(fx.owner, fx.catId), before)
+    assert.equal(await totalOf(fx, fx.a), total)
+  })
+
+  test('rights: a stranger, a restricted session, a reader and a member without the table right', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    await set(fx, fx.a, fx.f.name, 'z')
+    const [change] = await changesOf(fx, fx.a)
+    const params = { rowId: String(fx.a), changeId: change.id }
+    const other = await makeBook()
+    const stranger = caller(other.session)
+    assert.equal(await errorCode(stranger('getRowHistory', params)), 'NOT_FOUND')
+    assert.equal(await errorCode(stranger('rollBackBeforeChange', params)), 'NOT_FOUND')
+    const hidden = caller(await login(fx.book.owner, { restrictions: 'hideTables' }))
+    assert.equal(await errorCode(hidden('getRowHistory', params)), 'RESTRICTED_SESSION')
+    assert.equal(await errorCode(hidden('rollBackBeforeChange', params)), 'RESTRICTED_SESSION')
+    const reader = caller(fx.book.members[1].session)
+    ok(await reader('getRowHistory', params))
+    assert.equal(await errorCode(reader('rollBackBeforeChange', params)), 'FORBIDDEN')
+    ok(await fx.owner('updateTable', { catId: fx.catId, rights: JSON.stringify({ select: 3 }) }))
+    const writer = caller(fx.book.members[0].session)
+    assert.equal(await errorCode(writer('getRowHistory', params)), 'NOT_FOUND')
+    assert.equal(await errorCode(writer('rollBackBeforeChange', params)), 'NOT_FOUND')
+    const unchanged = await rowOf(fx, fx.a)
+    assert.equal(unchanged[fx.f.name], 'z')
+  })
+
+  test('bad input answers documented codes and writes nothing', async ({ assert }) => {
+    const fx = await fixture()
+    const [change] = await changesOf(fx, fx.a)
+    const code = (req: string, params: Record<string, unknown>) =>
+      errorCode(fx.owner(req, { b_o: fx.book.b_o, ...params }))
+    assert.equal(await code('getRowHistory', {}), 'MISSING_PARAMETER')
+    assert.equal(await code('getRowHistory', { rowId: 'abc' }), 'INVALID_PARAMETER')
+    assert.equal(await code('getRowHistory', { rowId: fx.a, nbMax: 0 }), 'INVALID_PARAMETER')
+    assert.equal(await code('getRowHistory', { rowId: fx.a, page: 0 }), 'INVALID_PARAMETER')
+    assert.equal(await code('getRowHistory', { rowId: fx.a, fieldId: 999999 }), 'INVALID_PARAMETER')
+    assert.equal(await code('rollBackBeforeChange', {}), 'MISSING_PARAMETER')
+    assert.equal(await code('rollBackBeforeChange', { rowId: fx.a }), 'MISSING_PARAMETER')
+    assert.equal(
+      await code('rollBackBeforeChange', { rowId: fx.a, changeId: 'x' }),
+      'INVALID_PARAMETER'
+    )
+    assert.equal(
+      await code('rollBackBeforeChange', { rowId: fx.a, changeId: change.id, scope: 'all' }),
+      'INVALID_PARAMETER'
+    )
+    assert.equal(
+      await code('rollBackBeforeChange', { rowId: fx.a, sstamp: 1, scope: 'change' }),
+      'MISSING_PARAMETER'
+    )
+    assert.equal(
+      await code('rollBackBeforeChange', { rowId: fx.b, changeId: change.id }),
+      'NOT_FOUND'
+    )
+    assert.equal(await totalOf(fx, fx.a), 2)
+  })
+})
