@@ -54,6 +54,7 @@ export const TARGET_PARAMS: Record<string, Filler> = {
       ? [target.rowId]
       : { [target.rowId]: { [target.nameField]: 'authz probe' } },
   fieldValues: ({ target }) => ({ [target.nameField]: 'authz probe' }),
+  tokenId: ({ target }) => target.tokenId,
 }
 
 /** Other parameters: a harmless value of the right kind (the target is what matters). */
@@ -72,6 +73,8 @@ const PAYLOAD_PARAMS: Record<string, Filler> = {
   type: () => 'shorttext',
   operation: () => 'count',
   param: () => 'favorite',
+  // rollBackBeforeChange: some change id (the row is the target).
+  changeId: () => 1,
 }
 
 /** Parameters left out for one operation (another way to aim it, tried elsewhere). */

@@ -37,6 +37,8 @@ export interface Objects {
   eventSmid: number
   eventId: number
   commentId: number
+  /** A row token of the table (revokeTableToken). */
+  tokenId: number
 }
 
 export type Call = (
@@ -145,6 +147,7 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
   const viewId = Number(view.viewId ?? view.id)
   const tab = await as('createTab', { b_o: book.b_o, catId, viewId })
   const tabId = Number(tab.tabId ?? tab.id)
+  const token = await as('createTableToken', { b_o: book.b_o, catId, rowId: String(rowId) })
   const message = await as('sendMsg', { ...book, msg: `${mark} message`, uuid: randomUUID() })
   const eventMessage = await as('sendMsg', {
     ...book,
@@ -170,6 +173,7 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
     eventSmid: Number(eventMessage.createMessageId),
     eventId: Number(event?.id ?? event?.eventId ?? event?.event_id),
     commentId: Number(comment.id ?? comment.commentId),
+    tokenId: Number(token.tokenId),
   }
 }
 

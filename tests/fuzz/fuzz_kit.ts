@@ -160,6 +160,12 @@ export async function makeWorld() {
     catId: table.catId,
     name: 'All',
   }).catch(() => ({ viewId: 1 }))
+  // A row token of the table: the token operations reach their row and field checks.
+  const token = await call('createTableToken', {
+    b_o: owner.code,
+    catId: table.catId,
+    rowId: rows.newRows[0].id,
+  })
   /** A valid value for the parameters the world knows; others start absent. */
   const valid: Record<string, unknown> = {
     ...book,
@@ -172,6 +178,7 @@ export async function makeWorld() {
     viewId: view.viewId,
     value: 'v',
     name: 'n',
+    token: token.token,
   }
   return { owner, session, book, valid }
 }
