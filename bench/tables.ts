@@ -7,6 +7,7 @@
  *   DB_CONNECTION=mysql DB_DATABASE=quire_bench npm run bench:tables
  *   BENCH_ROWS=100000 npm run bench:tables     # a smaller run
  *   BENCH_REUSE=1 npm run bench:tables         # measure again on the previous run's data
+ *   BENCH_ONLY=history BENCH_ROWS=20000 npm run bench:tables   # cell history's cost on updateTableValue
  *
  * The database is migrated fresh (migration:fresh) before seeding, unless BENCH_REUSE=1
  * (each measurement run adds 30,000 rows through createOrUpdateTableRows).
@@ -324,8 +325,8 @@ async function reuse() {
 const { actor, cid, F, viewId, companyIds } = REUSE ? await reuse() : await seed()
 
 // ---- measurements --------------------------------------------------------------
-/** BENCH_ONLY=reads,bulk,updates (comma separated) runs only those groups. */
-const groups = (process.env.BENCH_ONLY ?? 'reads,bulk,updates').split(',')
+/** BENCH_ONLY=reads,bulk,updates,history (comma separated) runs only those groups. */
+const groups = (process.env.BENCH_ONLY ?? 'reads,bulk,updates,history').split(',')
 const only = (group: string) => groups.includes(group)
 const figures: [string, string, string][] = []
 async function timeit(
@@ -423,7 +424,7 @@ let round = 0
  * each awaiting its answer before sending its next write, on distinct random
  * rows of the 1M (a client editing a page writes rows that are not cached).
  */
-async function updates(writers: number, record = true) {
+async function updates(writers: number, record = true): Promise<number> {
   const fieldId = [F.qty, F.price, F.score][round % 3]
   const salt = 7793 + 1000 * round++
   const t0 = performance.now()
@@ -440,14 +441,44 @@ async function updates(writers: number, record = true) {
   )
   const rate = UPDATES / ((performance.now() - t0) / 1000)
   const label = writers === 1 ? 'sequential' : `${writers} concurrent writers`
-  if (!record) return
+  if (!record) return rate
   figures.push([`updateTableValue, ${label}`, `${rate.toFixed(0)}/s`, '>= 1,000/s'])
   console.log(`updateTableValue ${label}: ${rate.toFixed(0)}/s`)
+  return rate
 }
 if (only('updates')) {
   await updates(1, false) // warm-up
   for (const writers of (process.env.BENCH_WRITERS ?? '1,8,16').split(',').map(Number))
     await updates(writers)
+}
+
+/**
+ * Cell history's cost (issue 21 item 9): updateTableValue with history on and
+ * off (TABLES_HISTORY toggled in this process), in alternating rounds so that
+ * both see the same load; the median rate of each is compared.
+ */
+if (only('history')) {
+  const { default: env } = await import('#start/env')
+  const initial = env.get('TABLES_HISTORY', true)
+  const ROUNDS = Number(process.env.BENCH_HISTORY_ROUNDS ?? 5)
+  for (const writers of (process.env.BENCH_WRITERS ?? '1,8').split(',').map(Number)) {
+    const rates: Record<'on' | 'off', number[]> = { on: [], off: [] }
+    await updates(writers, false) // warm-up
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const mode of i % 2 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+        env.set('TABLES_HISTORY', mode === 'on')
+        rates[mode].push(await updates(writers, false))
+      }
+    }
+    const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
+    const on = median(rates.on)
+    const off = median(rates.off)
+    const label = writers === 1 ? 'sequential' : `${writers} concurrent writers`
+    const result = `${on.toFixed(0)}/s on, ${off.toFixed(0)}/s off (${((on / off) * 100).toFixed(0)} %)`
+    figures.push([`updateTableValue with history, ${label}`, result, 'on >= 85 % of off'])
+    console.log(`updateTableValue history ${label}: ${result}`)
+  }
+  env.set('TABLES_HISTORY', initial)
 }
 
 console.log(
