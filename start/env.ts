@@ -103,6 +103,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   WEBHOOKS_TIMEOUT_MS: Env.schema.number.optional(),
   WEBHOOKS_ALLOWED_RANGES: Env.schema.string.optional(),
   WEBHOOKS_DISABLE_AFTER_FAILURES: Env.schema.number.optional(),
+  WEBHOOKS_API_DEFAULT_BYPASS: Env.schema.boolean.optional(),
 
   /** Realtime channel (docs/socket.md): WebSocket path, frame size and rate limits, heartbeat, auth re-check. */
   SOCKET_PATH: Env.schema.string.optional(),

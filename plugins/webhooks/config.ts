@@ -12,6 +12,12 @@ const webhooksConfig = {
   allowedRanges: parseRanges(env.get('WEBHOOKS_ALLOWED_RANGES', '')),
   /** Deliveries that failed for good, in a row, before the subscription is disabled. */
   disableAfterFailures: env.get('WEBHOOKS_DISABLE_AFTER_FAILURES', 3),
+  /**
+   * api.php's bypassUrlTrigger when a write sends none: true (the live
+   * product: nothing fires unless `bypassUrlTrigger=false`); false makes
+   * every api.php write fire unless it sends `bypassUrlTrigger=true`.
+   */
+  apiDefaultBypass: env.get('WEBHOOKS_API_DEFAULT_BYPASS', true),
   /** Bytes of an answer read (the rest is dropped) and kept in the log. */
   maxResponseBytes: 64 * 1024,
   excerptBytes: 1024,

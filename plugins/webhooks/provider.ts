@@ -1,7 +1,8 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
 import { OutboxService } from '#core/outbox/outbox_service'
-import { triggerUrlHook } from '#plugins/tables/lib/trigger_url_hook'
+import { triggerUrlHook, urlTriggerDefaults } from '#plugins/tables/lib/trigger_url_hook'
+import webhooksConfig from './config.js'
 import { DeliveryLog } from './services/delivery_log.js'
 import { commentsContributor, messagesContributor, rowsContributor } from './services/payloads.js'
 import { SubscriptionIndex } from './services/subscription_index.js'
@@ -31,5 +32,7 @@ export default class WebhooksProvider {
     outbox.contribute('books:message_changed', messagesContributor(index))
     // updateTable's triggerUpdateUrl: the table's row webhook for that URL.
     triggerUrlHook.install((actor, catId, url) => webhooks.setTriggerUrl(actor, catId, url))
+    // api.php's bypassUrlTrigger default (WEBHOOKS_API_DEFAULT_BYPASS).
+    urlTriggerDefaults.apiBypass = webhooksConfig.apiDefaultBypass
   }
 }

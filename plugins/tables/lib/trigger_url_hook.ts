@@ -21,3 +21,10 @@ export const triggerUrlHook = {
     if (handler) await handler(actor, catId, url)
   },
 }
+
+/**
+ * api.php's bypassUrlTrigger when the client sends none: true, as in the live
+ * product (client-facts: automations fire only when `false` is sent). The
+ * webhooks plugin sets it at boot from WEBHOOKS_API_DEFAULT_BYPASS.
+ */
+export const urlTriggerDefaults = { apiBypass: true }

@@ -13,6 +13,7 @@ import { changeOf } from './row_writer.js'
 import { HistoryService, operationOf } from './history_service.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
+import { urlTriggerDefaults } from '../lib/trigger_url_hook.js'
 
 export interface DeleteOptions {
   b_o?: unknown
@@ -124,7 +125,7 @@ export class RowDeletes {
           actorId: actor.user.id,
           onBehalfOf: actor.onBehalf ? actor.principal.id : null,
           stamp,
-          bypassUrlTrigger: options.bypassUrlTrigger ?? true,
+          bypassUrlTrigger: options.bypassUrlTrigger ?? urlTriggerDefaults.apiBypass,
           source: options.source ?? 'api',
         }
         if (staged)

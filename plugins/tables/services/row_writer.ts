@@ -26,6 +26,7 @@ import type { CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess } from './table_access.js'
+import { urlTriggerDefaults } from '../lib/trigger_url_hook.js'
 
 export interface RowWrite {
   /** A server row id, or a temporary id starting with `tmp` (scoped to this request). */
@@ -497,7 +498,7 @@ export function changeOf(
     actorId: actor.user.id,
     onBehalfOf: actor.onBehalf ? actor.principal.id : null,
     stamp: 0,
-    bypassUrlTrigger: options.bypassUrlTrigger ?? true,
+    bypassUrlTrigger: options.bypassUrlTrigger ?? urlTriggerDefaults.apiBypass,
     // A write by a table token (table_tokens_service) is the token's: its id rides along.
     source: actor.token ? 'token' : (options.source ?? 'api'),
     ...(actor.token ? { tokenId: actor.token.id } : {}),

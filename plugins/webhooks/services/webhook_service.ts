@@ -5,6 +5,8 @@ import ipaddr from 'ipaddr.js'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { OutboxService } from '#core/outbox/outbox_service'
+import { SocketHub } from '#core/socket/hub'
+import { MessageType } from '#core/socket/protocol'
 import { BookAccessService, type BookRef } from '#plugins/books/services/book_access_service'
 import { TableAccess } from '#plugins/tables/services/table_access'
 import webhooksConfig from '../config.js'
@@ -71,7 +73,8 @@ export class WebhookService {
     private tables: TableAccess,
     private books: BookAccessService,
     private index: SubscriptionIndex,
-    private outbox: OutboxService
+    private outbox: OutboxService,
+    private hub: SocketHub
   ) {}
 
   /** The table (catId) or book (b_c) named, checked for administration rights. */
@@ -277,7 +280,36 @@ export class WebhookService {
     if (disable) {
       await this.outbox.cancelPending(CHANNEL, recipientOf(id))
       await this.index.reload()
+      await this.tellCreator(row, reason)
     }
+  }
+
+  /**
+   * A subscription was disabled: its creator's sockets and SSE channel get a
+   * system message (type 11, msg `webhookDisabled`), on every instance (the
+   * hub's Redis channel; a `queue:work` process publishes there too).
+   */
+  private async tellCreator(row: WebhookRow, reason: string) {
+    const book = await this.books.findById(Number(row.book_id))
+    const [creator] = await db.from('users').where('id', row.created_by).select('code')
+    if (!creator) return
+    this.hub.deliver({
+      userIds: [Number(row.created_by)],
+      frame: {
+        type: MessageType.SYSTEM_MESSAGE,
+        u_c: String(creator.code),
+        msg: 'webhookDisabled',
+        b_o: book?.b_o ?? '',
+        b_c: book?.b_c ?? '',
+        param: 'webhook',
+        value: {
+          webhookId: Number(row.id),
+          catId: row.category_id === null ? null : Number(row.category_id),
+          url: row.url,
+          disabledReason: reason.slice(0, 500),
+        },
+      },
+    })
   }
 
   async noteSuccess(id: number) {

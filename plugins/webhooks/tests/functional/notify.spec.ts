@@ -1,0 +1,121 @@
+import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
+import { OutboxService } from '#core/outbox/outbox_service'
+import { urlTriggerDefaults } from '#plugins/tables/lib/trigger_url_hook'
+import { caller, eventually, makeBook, ok, type Call } from '#plugins/tables/tests/helpers/tables'
+import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
+import webhooksConfig from '../../config.js'
+import { startReceiver, type Receiver } from '../helpers/receiver.js'
+import { loosen, table, type Book } from '../helpers/setup.js'
+
+test.group('webhooks: disabling tells the creator; api.php default', (group) => {
+  let book: Book
+  let call: Call
+  let receiver: Receiver
+  group.setup(async () => {
+    await ensureSocketEndpoint()
+    book = await makeBook()
+    call = caller(book.session)
+    receiver = await startReceiver()
+    const restore = await loosen()
+    return async () => {
+      restore()
+      await receiver.close()
+    }
+  })
+  group.each.setup(() => {
+    receiver.received.length = 0
+    receiver.state.answer = () => 200
+  })
+
+  test('repeated failures disable the subscription and send its creator a system message (type 11)', async ({
+    assert,
+  }) => {
+    const outbox = await app.container.make(OutboxService)
+    const saved = {
+      attempts: outbox.settings.maxAttempts,
+      after: webhooksConfig.disableAfterFailures,
+    }
+    outbox.settings.maxAttempts = 2
+    webhooksConfig.disableAfterFailures = 2
+    const socket = await attached(book.session)
+    try {
+      const t = await table(call, book)
+      const created = ok(
+        await call('createWebhook', {
+          b_o: book.b_o,
+          catId: t.catId,
+          url: receiver.url,
+          events: 'row.created',
+        })
+      )
+      receiver.state.secrets.push(created.secret)
+      receiver.state.answer = () => 500
+      for (const key of ['tmp1', 'tmp2'])
+        ok(
+          await call('createOrUpdateTableRow', {
+            rowId: key,
+            catId: t.catId,
+            bypassUrlTrigger: 'false',
+            fieldValues: JSON.stringify({ [t.item]: key }),
+          })
+        )
+      const frame = await socket.next(
+        (candidate) => candidate.type === 11 && candidate.msg === 'webhookDisabled',
+        15_000,
+        'the webhookDisabled system message'
+      )
+      assert.containsSubset(frame, {
+        b_o: book.b_o,
+        b_c: book.b_c,
+        param: 'webhook',
+        value: { webhookId: created.webhook.id, catId: t.catId, url: receiver.url },
+      })
+      assert.match(frame.value.disabledReason, /500/)
+      const [listed] = ok(await call('listWebhooks', { b_o: book.b_o, catId: t.catId })).webhooks
+      assert.isFalse(listed.active)
+      assert.equal(listed.disabledReason, frame.value.disabledReason)
+    } finally {
+      outbox.settings.maxAttempts = saved.attempts
+      webhooksConfig.disableAfterFailures = saved.after
+      await socket.close()
+    }
+  })
+
+  test('WEBHOOKS_API_DEFAULT_BYPASS=false: api.php writes fire unless bypassUrlTrigger=true is sent', async ({
+    assert,
+  }) => {
+    assert.isTrue(urlTriggerDefaults.apiBypass) // the default, set from the env at boot
+    const t = await table(call, book)
+    const created = ok(
+      await call('createWebhook', {
+        b_o: book.b_o,
+        catId: t.catId,
+        url: receiver.url,
+        events: 'row.created',
+      })
+    )
+    receiver.state.secrets.push(created.secret)
+    urlTriggerDefaults.apiBypass = false
+    try {
+      const write = (key: string, extra = {}) =>
+        call('createOrUpdateTableRow', {
+          rowId: 'tmp1',
+          catId: t.catId,
+          fieldValues: JSON.stringify({ [t.item]: key }),
+          ...extra,
+        }).then(ok)
+      await write('bypassed', { bypassUrlTrigger: 'true' })
+      await write('fires')
+      await eventually(async () => receiver.received.length >= 1)
+      const tested = ok(await call('testWebhook', { webhookId: created.webhook.id }))
+      await eventually(async () => receiver.received.some((r) => r.id === tested.idempotencyKey))
+      const items = receiver.received
+        .filter((entry) => entry.body.type === 'row.created')
+        .map((entry) => entry.body.data.fields[0].new)
+      assert.deepEqual(items, ['fires'])
+    } finally {
+      urlTriggerDefaults.apiBypass = true
+    }
+  })
+})
