@@ -65,5 +65,5 @@ test.group('image derivatives are bounded (MEDIA_SHARP_CONCURRENCY)', (group) =>
       assert.equal(again.status, 200)
       assert.equal(await widthOf(again.bytes), 1500)
     }
-  })
+  }).timeout(240_000) // a server boot, six 2400 px uploads and their derivatives on a busy machine
 })
