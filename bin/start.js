@@ -7,7 +7,8 @@
 | 3. Serves the build's bin/server.js in this very process.
 |
 | `--build-dir=PATH` builds and serves elsewhere (a folder inside the checkout, so that the
-| checkout's node_modules resolve). Plain JavaScript on purpose: Node runs it as it is.
+| checkout's node_modules resolve); `--build-only` stops after step 1. Plain JavaScript on
+| purpose: Node runs it as it is.
 */
 import { spawnSync } from 'node:child_process'
 import { join, resolve } from 'node:path'
@@ -27,5 +28,6 @@ function node(args) {
 if (!buildIsFresh(root, outDir)) {
   node(['--import=ts-node-maintained/register/esm', join(root, 'bin/build.ts'), outDir])
 }
+if (process.argv.includes('--build-only')) process.exit(0)
 node([join(outDir, 'ace.js'), 'quire:setup'])
 await import(pathToFileURL(join(outDir, 'bin/server.js')).href)
