@@ -17,3 +17,15 @@ export function jsonColumn<T>(fallback: () => T) {
     },
   }
 }
+
+/** A JSON list held as text or as an array (a message's medias, a file cell's value); anything else is empty. */
+export function parseList(value: unknown): any[] {
+  if (Array.isArray(value)) return [...value]
+  if (typeof value !== 'string' || value.trim() === '') return []
+  try {
+    const parsed = JSON.parse(value)
+    return Array.isArray(parsed) ? parsed : []
+  } catch {
+    return []
+  }
+}

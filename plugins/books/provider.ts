@@ -7,6 +7,7 @@ import { BookCountersService } from './services/book_counters_service.js'
 import { BookService } from './services/book_service.js'
 import { EventService } from './services/event_service.js'
 import { MemberService } from './services/member_service.js'
+import { MessageAttachmentsService } from './services/message_attachments_service.js'
 import { MessageQueries } from './services/message_queries.js'
 import { MessageService } from './services/message_service.js'
 import { MessageTransfer } from './services/message_transfer.js'
@@ -36,6 +37,7 @@ export default class BooksProvider {
       MessageQueries,
       MessageTransfer,
       MessageService,
+      MessageAttachmentsService,
       SystemMessageService,
     ])
   }

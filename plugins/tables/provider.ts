@@ -1,5 +1,6 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
+import { CellFilesService } from './services/cell_files_service.js'
 import { CellWriter } from './services/cell_writer.js'
 import { CommentsService } from './services/comments_service.js'
 import { HistoryService } from './services/history_service.js'
@@ -44,6 +45,7 @@ export default class TablesProvider {
       RowDeletes,
       RowsService,
       ValuesService,
+      CellFilesService,
       StructureService,
       PivotService,
       ReferenceValuesService,
