@@ -4,10 +4,13 @@ import '#plugins/books/events'
 import '#plugins/tables/events'
 import { DerivativeService } from './services/derivative_service.js'
 import { MediaLifecycle } from './services/media_lifecycle.js'
+import { MediaFiles } from './services/media_files.js'
+import { MediaNames } from './services/media_names.js'
 import { MediaService } from './services/media_service.js'
 import { MediaStore } from './services/media_store.js'
 import { ProfileService } from './services/profile_service.js'
 import { TusUploads } from './services/tus_uploads.js'
+import { UploadChecks } from './services/upload_checks.js'
 
 /** How often each serving instance removes expired resumable uploads. */
 const SWEEP_MS = 15 * 60_000
@@ -22,6 +25,9 @@ export default class MediaProvider {
     bindSingletons(this.app.container, [
       MediaStore,
       DerivativeService,
+      MediaFiles,
+      MediaNames,
+      UploadChecks,
       MediaService,
       ProfileService,
       MediaLifecycle,

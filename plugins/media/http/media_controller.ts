@@ -20,7 +20,8 @@ import {
 } from '../services/derivative_service.js'
 import { clientUuid, isOpenUuid } from '../lib/client_uuid.js'
 import { urlName } from '../serializers/upload_answer.js'
-import { MediaService, type MediaFile } from '../services/media_service.js'
+import { MediaFiles, type MediaFile } from '../services/media_files.js'
+import { MediaNames } from '../services/media_names.js'
 import { MediaStore } from '../services/media_store.js'
 import { ProfileService } from '../services/profile_service.js'
 import { heldFile, sendFile, sendStatus, shippedFile, type Servable } from './send_file.js'
@@ -90,7 +91,8 @@ export default class MediaController {
   private memory = new ByteCache(mediaConfig.memoryCacheBytes, mediaConfig.memoryCacheLargest)
 
   constructor(
-    private media: MediaService,
+    private names: MediaNames,
+    private files: MediaFiles,
     private derivatives: DerivativeService,
     private store: MediaStore,
     private profiles: ProfileService,
@@ -136,7 +138,7 @@ export default class MediaController {
     if (MESSAGE_FORMS.has(form)) this.restrict(actor, 'messages', segments[2], segments[3])
     if (form === 'oin') {
       const file = await this.findByName(segments)
-      if (!file || !(await this.media.visibleTo(actor, file))) throw notFound()
+      if (!file || !(await this.names.visibleTo(actor, file))) throw notFound()
       this.restrict(actor, areaOfFile(file))
       return this.render(file, sizeFor(form, size), PRIVATE)
     }
@@ -150,17 +152,17 @@ export default class MediaController {
         const smid = this.idOf(segments[4])
         const mdc = this.idOf(segments[5])
         const type = form === 'ic' || form === 'oic' ? 'media' : 'doc'
-        file = await this.media.byCount(book.id, smid, type, mdc)
+        file = await this.files.byCount(book.id, smid, type, mdc)
         break
       }
       case 'ii':
       case 'oii':
       case 'di':
       case 'odi':
-        file = await this.media.byId(book.id, this.idOf(segments[4]))
+        file = await this.files.byId(book.id, this.idOf(segments[4]))
         break
       case 'last':
-        file = await this.media.lastImage(book.id)
+        file = await this.files.lastImage(book.id)
         if (!file) throw notFound()
         this.restrict(actor, areaOfFile(file), book.b_o, book.b_c)
         return this.render(file, size, 'private, no-cache')
@@ -202,7 +204,7 @@ export default class MediaController {
       const candidate = segments[index]?.toLowerCase()
       if (!candidate) continue
       if (open && clientUuid(candidate) && !isOpenUuid(candidate)) continue
-      const file = await this.media.byName(candidate)
+      const file = await this.names.byName(candidate)
       if (file) return file
     }
     return null

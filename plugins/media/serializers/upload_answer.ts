@@ -1,6 +1,6 @@
 import mediaConfig from '../config.js'
 import { isOpenUuid } from '../lib/client_uuid.js'
-import type { StoredUpload } from '../services/media_service.js'
+import type { StoredUpload } from '../services/media_files.js'
 
 /** Wire `type` (2.5, 2.11): 'doc' for documents, 'media' for images, audio and video. */
 export const wireType = (kind: string) => (kind === 'doc' ? 'doc' : 'media')

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import type { Logger } from '@adonisjs/core/logger'
 import emitter from '@adonisjs/core/services/emitter'
-import db from '@adonisjs/lucid/services/db'
+import { parseList } from '#core/json_column'
 import { QueueService } from '#core/services/queue_service'
 import type { BookMessageCreated, BookMessageDeleted, BookUpdated } from '#plugins/books/events'
 import { BookService } from '#plugins/books/services/book_service'
@@ -10,7 +10,8 @@ import { MessageWriter } from '#plugins/books/services/message_writer'
 import type { FieldsDeleted, RowsChanged } from '#plugins/tables/events'
 import { ValuesService } from '#plugins/tables/services/values_service'
 import { DerivativeService } from './derivative_service.js'
-import { MediaService, parseList, type MediaFile } from './media_service.js'
+import { MediaFiles, type MediaFile } from './media_files.js'
+import { MediaNames } from './media_names.js'
 import { MediaStore } from './media_store.js'
 import '../events.js'
 
@@ -35,7 +36,8 @@ const PURGE_BATCH = 200
 @inject()
 export class MediaLifecycle {
   constructor(
-    private media: MediaService,
+    private files: MediaFiles,
+    private names: MediaNames,
     private store: MediaStore,
     private derivatives: DerivativeService,
     private messages: MessageWriter,
@@ -87,16 +89,7 @@ export class MediaLifecycle {
    * a removed one.
    */
   private async reconcileCells(categoryId: number, rowIds: number[], fieldIds: number[]) {
-    const attached = (await db
-      .from('media_files')
-      .where('purpose', 'cell')
-      .where('del', false)
-      .whereIn('row_id', rowIds)
-      .whereIn('field_id', fieldIds)
-      .select('id', 'uuid', 'row_id', 'field_id')) as Pick<
-      MediaFile,
-      'id' | 'uuid' | 'row_id' | 'field_id'
-    >[]
+    const attached = await this.files.liveInCells(rowIds, fieldIds)
     if (attached.length === 0) return
     const cells = await this.values.fileCells(
       categoryId,
@@ -128,13 +121,7 @@ export class MediaLifecycle {
     const from = event.copiedFrom
     if (!from) return
     const smid = Number(event.message.smid)
-    const originals = (await db
-      .from('media_files')
-      .where('smid', from.smid)
-      .where('book_id', from.bookId)
-      .where('purpose', 'message')
-      .where('del', false)
-      .orderBy('id', 'asc')) as MediaFile[]
+    const originals = await this.files.liveOfMessage(from.bookId, from.smid)
     if (originals.length === 0) return
     const renamed = new Map<string, Record<string, unknown>>()
     for (const file of originals) {
@@ -153,7 +140,7 @@ export class MediaLifecycle {
         width: file.width,
         height: file.height,
       }
-      const id = await this.media.record(stored, Number(file.owner_id), {
+      const id = await this.files.record(stored, Number(file.owner_id), {
         purpose: 'message',
         book_id: event.book.id,
         smid,
@@ -166,7 +153,7 @@ export class MediaLifecycle {
     })
     // As an upload would: a copied image becomes the target book's lastMedia.
     if (originals.some((file) => file.kind === 'image')) {
-      const newest = await this.media.lastImage(event.book.id)
+      const newest = await this.files.lastImage(event.book.id)
       if (newest) await this.books.setLastMedia(event.book.id, Number(newest.id))
     }
   }
@@ -181,22 +168,16 @@ export class MediaLifecycle {
     where: (query: any) => any,
     options: { bookGone?: boolean } = {}
   ): Promise<number[]> {
-    const files = (await where(db.from('media_files').where('del', false)).select(
-      'id',
-      'uuid',
-      'intern_name',
-      'kind',
-      'book_id'
-    )) as Pick<MediaFile, 'id' | 'uuid' | 'intern_name' | 'kind' | 'book_id'>[]
+    const files = await this.files.liveWhere(where)
     if (files.length === 0) return []
     const ids = files.map((file) => Number(file.id))
     for (let at = 0; at < ids.length; at += PURGE_BATCH) {
       const part = ids.slice(at, at + PURGE_BATCH)
-      await db.from('media_files').whereIn('id', part).update({ del: true })
+      await this.files.markDeleted(part)
       await this.queue.dispatch('media.purge', { ids: part } satisfies PurgeJob)
     }
     const names = files.flatMap((file) => [file.uuid, file.intern_name])
-    this.media.forget(names)
+    this.names.forget(names)
     emitter.emit('media:files_retired', { names })
     if (!options.bookGone) await this.refreshLastMedia(files)
     return ids
@@ -215,7 +196,7 @@ export class MediaLifecycle {
       newestRetired.set(bookId, Math.max(newestRetired.get(bookId) ?? 0, Number(file.id)))
     }
     for (const [bookId, retiredId] of newestRetired) {
-      const latest = await this.media.lastImage(bookId)
+      const latest = await this.files.lastImage(bookId)
       if (latest && Number(latest.id) > retiredId) continue
       await this.books.setLastMedia(bookId, latest ? Number(latest.id) : 0)
     }
@@ -229,14 +210,7 @@ export class MediaLifecycle {
   async purge(job: PurgeJob, logger?: Logger) {
     const ids = (job.ids ?? []).map(Number).filter(Number.isSafeInteger)
     if (ids.length === 0) return { purged: 0 }
-    const files = (await db
-      .from('media_files')
-      .whereIn('id', ids)
-      .where('del', true)
-      .select('id', 'storage_key', 'intern_name', 'ext')) as Pick<
-      MediaFile,
-      'id' | 'storage_key' | 'intern_name' | 'ext'
-    >[]
+    const files = await this.files.deletedAmong(ids)
     for (const file of files) {
       const derived = this.derivatives.keysOf(file)
       for (const key of [file.storage_key, ...derived]) {

@@ -1,5 +1,4 @@
 import { inject } from '@adonisjs/core'
-import db from '@adonisjs/lucid/services/db'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { UserService } from '#core/services/user_service'
@@ -9,7 +8,9 @@ import type { UploadedFile } from '#core/rpc/params'
 import mediaConfig from '../config.js'
 import { areaOfFile, enforceMediaRestrictions } from '../lib/areas.js'
 import { urlName } from '../serializers/upload_answer.js'
-import { MediaService, type MediaFile } from './media_service.js'
+import { MediaFiles, type MediaFile } from './media_files.js'
+import { MediaNames } from './media_names.js'
+import { MediaService } from './media_service.js'
 
 /**
  * Profile images (/dbi/ui) and book covers (ownerPrefs.oCoverImg,
@@ -20,6 +21,8 @@ import { MediaService, type MediaFile } from './media_service.js'
 export class ProfileService {
   constructor(
     private media: MediaService,
+    private files: MediaFiles,
+    private names: MediaNames,
     private users: UserService,
     private bookAccess: BookAccessService,
     private books: BookService
@@ -32,13 +35,7 @@ export class ProfileService {
     if (userId === undefined) return null
     if (userId !== actor.user.id && !(await this.bookAccess.isContact(actor.user.id, userId)))
       return null
-    const file = (await db
-      .from('media_files')
-      .where('owner_id', userId)
-      .where('purpose', 'profile')
-      .where('del', false)
-      .orderBy('id', 'desc')
-      .first()) as MediaFile | null
+    const file = await this.files.profileOf(userId)
     if (!file) return null
     const user = await this.users.findById(userId)
     return { file, stamp: Number(user?.uimgStamp ?? 0) }
@@ -53,12 +50,7 @@ export class ProfileService {
         throw rpcError('INVALID_PARAMETER', 'A profile image must be an image', { field: 'qqfile' })
       id = await this.media.record(stored, actor.user.id, { purpose: 'profile' })
       const uimgStamp = await this.users.touchProfileImage(actor.user.id)
-      await db
-        .from('media_files')
-        .where('owner_id', actor.user.id)
-        .where('purpose', 'profile')
-        .whereNot('id', id)
-        .update({ del: true })
+      await this.files.retireOtherProfiles(actor.user.id, id)
       const prefix = mediaConfig.urlPrefix
       return {
         uimgStamp,
@@ -96,16 +88,16 @@ export class ProfileService {
     let id: number | undefined
     try {
       if (input.useLast) {
-        file = await this.media.lastImage(book.id)
+        file = await this.files.lastImage(book.id)
       } else if (input.uuid) {
-        file = await this.media.byName(input.uuid)
+        file = await this.names.byName(input.uuid)
         if (!file || file.book_id !== book.id) throw rpcError('NOT_FOUND', 'File not found')
       } else {
         stored = await this.media.storeFirst(upload)
         if (stored.kind !== 'image')
           throw rpcError('INVALID_PARAMETER', 'A cover must be an image', { field: 'qqfile' })
         id = await this.media.record(stored, actor.user.id, { purpose: 'cover', book_id: book.id })
-        file = await this.media.byName(stored.uuid)
+        file = await this.names.byName(stored.uuid)
       }
       // A file of the book is part of its area: a session hiding it may not make it a cover.
       if (file && !stored)

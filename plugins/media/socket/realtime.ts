@@ -2,7 +2,7 @@ import { inject } from '@adonisjs/core'
 import emitter from '@adonisjs/core/services/emitter'
 import type { SocketHub } from '#core/socket/hub'
 import type { Realtime } from '#core/socket/socket_handler'
-import { MediaService } from '../services/media_service.js'
+import { MediaNames } from '../services/media_names.js'
 import '../events.js'
 
 /** The hub signal that tells the other instances which files were just deleted. */
@@ -16,13 +16,13 @@ export const FILES_RETIRED_SIGNAL = 'media:retired'
  */
 @inject()
 export default class MediaRealtime implements Realtime {
-  constructor(private media: MediaService) {}
+  constructor(private names: MediaNames) {}
 
   bind(hub: SocketHub) {
     emitter.on('media:files_retired', ({ names }) => hub.signal(FILES_RETIRED_SIGNAL, names))
     hub.onSignal<unknown>(FILES_RETIRED_SIGNAL, (names) => {
       if (Array.isArray(names))
-        this.media.forget(names.filter((name): name is string => typeof name === 'string'))
+        this.names.forget(names.filter((name): name is string => typeof name === 'string'))
     })
   }
 }

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
-import { MediaService } from '#plugins/media/services/media_service'
+import { MediaNames } from '#plugins/media/services/media_names'
 import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
 import { files, upload } from '../helpers/media.js'
 
@@ -34,7 +34,7 @@ test.group('file lookups by name', () => {
     const image = ok(
       await upload(book.session, { ...base, smid }, { bytes: await files.png(), name: 'a.png' })
     )
-    const media = await app.container.make(MediaService)
+    const media = await app.container.make(MediaNames)
     media.forget([image.uuid])
     let rows: unknown[] = []
     const queries = await mediaQueriesDuring(async () => {
