@@ -89,12 +89,25 @@ export const OPERATION_AREAS: Record<string, ExpectedArea> = {
   registerSMSGateway: 'none',
   unregisterSMSGateway: 'none',
   updatePushId: 'none',
+  // Webhooks: a table's subscription reports its rows (tables), a book's its messages (messages).
+  createWebhook: 'by target',
+  listWebhooks: 'by target',
+  // Named by webhookId (or deliveryId): the suite aims them at the victim's table webhook.
+  deleteWebhook: 'tables',
+  getWebhookDeliveries: 'tables',
+  redeliverWebhook: 'none', // the suite's world has no delivery: its id is refused as unknown
+  rotateWebhookSecret: 'tables',
+  testWebhook: 'tables',
+  updateWebhook: 'tables',
   // Media: a message's file is part of the messages, a file cell's of the tables.
   fileUpload: 'by target',
   resumableUpload: 'none', // answers the tus URL; the tus creation checks the target (media tests)
   setBookCover: 'none', // the book's cover; one taken from a file of the book: that file's area
   setProfileImage: 'none',
 }
+
+const PROBE_URL = 'https://authz-probe.invalid/hook'
+const book_ = (book: Objects) => ({ b_o: book.b_o, b_c: book.b_c })
 
 /** For 'by target' operations: the parameters aiming it at the victim's object of each area. */
 export const TARGET_AIMS: Record<
@@ -104,6 +117,16 @@ export const TARGET_AIMS: Record<
   fileUpload: {
     messages: (book) => ({ b_o: book.b_o, b_c: book.b_c, smid: book.smid }),
     tables: (book) => ({ b_o: book.b_o, rowId: String(book.rowId), fieldId: book.filesField }),
+  },
+  // The owner's control creates these: on deletions only, which no test of the suite makes (the
+  // victim's book is checked unchanged), so nothing is ever sent to the never-resolved address.
+  createWebhook: {
+    messages: (book) => ({ ...book_(book), url: PROBE_URL, events: 'message.deleted' }),
+    tables: (book) => ({ b_o: book.b_o, catId: book.catId, url: PROBE_URL, events: 'row.deleted' }),
+  },
+  listWebhooks: {
+    messages: (book) => book_(book),
+    tables: (book) => ({ b_o: book.b_o, catId: book.catId }),
   },
 }
 

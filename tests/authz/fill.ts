@@ -55,6 +55,9 @@ export const TARGET_PARAMS: Record<string, Filler> = {
       : { [target.rowId]: { [target.nameField]: 'authz probe' } },
   fieldValues: ({ target }) => ({ [target.nameField]: 'authz probe' }),
   tokenId: ({ target }) => target.tokenId,
+  webhookId: ({ target }) => target.webhookId,
+  // No delivery exists in the suite's world (its webhook is off): any id is someone else's.
+  deliveryId: () => 1,
 }
 
 /** Other parameters: a harmless value of the right kind (the target is what matters). */
@@ -73,6 +76,8 @@ const PAYLOAD_PARAMS: Record<string, Filler> = {
   type: () => 'shorttext',
   operation: () => 'count',
   param: () => 'favorite',
+  url: () => 'https://authz-probe.invalid/hook',
+  events: () => 'row.updated',
   // rollBackBeforeChange: some change id (the row is the target).
   changeId: () => 1,
 }

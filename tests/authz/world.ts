@@ -39,6 +39,8 @@ export interface Objects {
   commentId: number
   /** A row token of the table (revokeTableToken). */
   tokenId: number
+  /** A row webhook of the table, created inactive (it never delivers). */
+  webhookId: number
 }
 
 export type Call = (
@@ -157,6 +159,15 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
   })
   const events = await as('getBookEvents', book)
   const event = events.bookEvents?.[0] ?? events.events?.[0]
+  // Made last and switched off at once: no write of the suite may send anything anywhere.
+  const webhook = await as('createWebhook', {
+    b_o: book.b_o,
+    catId,
+    url: 'https://authz-probe.invalid/hook',
+    events: 'row.updated',
+  })
+  const webhookId = Number(webhook.webhook.id)
+  await as('updateWebhook', { webhookId, active: 'false' })
   return {
     ...book,
     catId,
@@ -174,6 +185,7 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
     eventId: Number(event?.id ?? event?.eventId ?? event?.event_id),
     commentId: Number(comment.id ?? comment.commentId),
     tokenId: Number(token.tokenId),
+    webhookId,
   }
 }
 

@@ -2,7 +2,8 @@ import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import encryption from '@adonisjs/core/services/encryption'
 import ipaddr from 'ipaddr.js'
-import type { Actor } from '#core/rpc/base_operation'
+import type { Actor, OperationArea } from '#core/rpc/base_operation'
+import { enforceRestrictions } from '#core/auth/restrictions'
 import { rpcError } from '#core/rpc/errors'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { SocketHub } from '#core/socket/hub'
@@ -63,6 +64,23 @@ export interface WebhookInput {
 export const recipientOf = (id: number) => `wh:${id}`
 
 /**
+ * A subscription belongs to the area of what it reports: a table's rows (tables) or a book's
+ * messages (messages). Its operations name it by catId, b_c or webhookId, so the kernel's
+ * restriction step cannot see its area or book: a session hiding that area, or restricted to
+ * another book, is refused here (read-only sessions are refused writes by the kernel).
+ */
+function restrictToArea(actor: Actor, area: OperationArea) {
+  enforceRestrictions({ label: 'This webhook', writes: false, area }, actor, {})
+}
+
+function restrictToBook(actor: Actor, book: { b_o: string; b_c: string }) {
+  enforceRestrictions({ label: 'This webhook', writes: false }, actor, {
+    b_o: book.b_o,
+    b_c: book.b_c,
+  })
+}
+
+/**
  * Webhook subscriptions: who may manage them (the table's or the book's
  * administrators), what they accept (http(s) URLs, known event types, fields
  * of their table), their secrets (encrypted with APP_KEY, answered once).
@@ -80,11 +98,14 @@ export class WebhookService {
   /** The table (catId) or book (b_c) named, checked for administration rights. */
   async target(actor: Actor, input: TargetInput) {
     if (input.catId) {
+      restrictToArea(actor, 'tables')
       const scope = await this.tables.forCategory(actor, input.catId, 'admin', input.b_o)
+      restrictToBook(actor, scope.book)
       return { book: scope.book, category: scope.category }
     }
     if (!input.b_c)
       throw rpcError('MISSING_PARAMETER', 'Missing parameter: catId (a table) or b_c (a book)')
+    restrictToArea(actor, 'messages')
     const book = await this.books.resolveFor(
       actor,
       input.b_o || actor.user.code,
@@ -155,6 +176,8 @@ export class WebhookService {
   async owned(actor: Actor, id: number): Promise<Subscription> {
     const found = await this.find(id)
     if (!found) throw rpcError('NOT_FOUND', `Webhook ${id} not found`)
+    restrictToArea(actor, found.row.category_id ? 'tables' : 'messages')
+    restrictToBook(actor, found.book)
     if (found.row.category_id)
       await this.tables.forCategory(actor, Number(found.row.category_id), 'admin')
     else await this.books.assert(actor, found.book, 'admin')
