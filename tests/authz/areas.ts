@@ -107,7 +107,7 @@ export const OPERATION_AREAS: Record<string, ExpectedArea> = {
 }
 
 const PROBE_URL = 'https://authz-probe.invalid/hook'
-const book_ = (book: Objects) => ({ b_o: book.b_o, b_c: book.b_c })
+const bookPair = (book: Objects) => ({ b_o: book.b_o, b_c: book.b_c })
 
 /** For 'by target' operations: the parameters aiming it at the victim's object of each area. */
 export const TARGET_AIMS: Record<
@@ -121,11 +121,11 @@ export const TARGET_AIMS: Record<
   // The owner's control creates these: on deletions only, which no test of the suite makes (the
   // victim's book is checked unchanged), so nothing is ever sent to the never-resolved address.
   createWebhook: {
-    messages: (book) => ({ ...book_(book), url: PROBE_URL, events: 'message.deleted' }),
+    messages: (book) => ({ ...bookPair(book), url: PROBE_URL, events: 'message.deleted' }),
     tables: (book) => ({ b_o: book.b_o, catId: book.catId, url: PROBE_URL, events: 'row.deleted' }),
   },
   listWebhooks: {
-    messages: (book) => book_(book),
+    messages: (book) => bookPair(book),
     tables: (book) => ({ b_o: book.b_o, catId: book.catId }),
   },
 }

@@ -50,12 +50,12 @@ export default class SendMsg extends BaseOperation {
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    const { msg, b_c } = ctx.gateway ? withoutBookWord(input, ctx.actor!) : input
+    const target = ctx.gateway ? withoutBookWord(input, ctx.actor!) : input
     const result = await this.messages.send(ctx.actor!, {
-      msg,
+      msg: target.msg,
       smid: input.msg_id,
       b_o: input.b_o,
-      b_c,
+      b_c: target.b_c,
       ...messageBodies(input),
       nbMedias: input.nbMedias,
       nbDocs: input.nbDocs,
