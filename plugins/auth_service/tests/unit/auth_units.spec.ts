@@ -168,8 +168,9 @@ test.group('auth_service: error catalogue', () => {
     const { readFile } = await import('node:fs/promises')
     const { AUTH_ERRORS } = await import('#plugins/auth_service/errors')
     const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8')
+    // A table row, whatever padding the formatter gives its cells.
     for (const [code, { status }] of Object.entries(AUTH_ERRORS)) {
-      assert.include(readme, `| \`${code}\` | ${status} |`, code)
+      assert.match(readme, new RegExp(`\\|\\s*\`${code}\`\\s*\\|\\s*${status}\\s*\\|`), code)
     }
   })
 })
