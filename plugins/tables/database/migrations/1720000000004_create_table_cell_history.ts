@@ -33,8 +33,9 @@ export default class extends BaseSchema {
       table.string('principal_code', 191).nullable()
       table.bigInteger('sstamp').notNullable().defaultTo(0)
       table.bigInteger('created_at').notNullable().defaultTo(0)
-      table.text('old_value').nullable()
-      table.text('new_value').nullable()
+      // LONGTEXT on MySQL: a cell's value may be far past TEXT's 64 KiB (a mediumtext cell).
+      table.text('old_value', 'longtext').nullable()
+      table.text('new_value', 'longtext').nullable()
       // getRowHistory and activity cells (per row, newest first; counts per row).
       table.index(['category_id', 'row_id', 'id'], 'table_cell_history_row_idx')
       // getRowHistory with fieldId.
