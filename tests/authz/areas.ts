@@ -106,7 +106,8 @@ export const OPERATION_AREAS: Record<string, ExpectedArea> = {
   setProfileImage: 'none',
 }
 
-const PROBE_URL = 'https://authz-probe.invalid/hook'
+/** A name resolved from /etc/hosts to loopback: never a packet off this machine. */
+const PROBE_URL = 'http://localhost:9/authz-probe'
 const bookPair = (book: Objects) => ({ b_o: book.b_o, b_c: book.b_c })
 
 /** For 'by target' operations: the parameters aiming it at the victim's object of each area. */
@@ -119,7 +120,8 @@ export const TARGET_AIMS: Record<
     tables: (book) => ({ b_o: book.b_o, rowId: String(book.rowId), fieldId: book.filesField }),
   },
   // The owner's control creates these: on deletions only, which no test of the suite makes (the
-  // victim's book is checked unchanged), so nothing is ever sent to the never-resolved address.
+  // victim's book is checked unchanged); were one ever due, PROBE_URL names loopback, which the
+  // delivery guard refuses before connecting (loopback is not allowed outside webhook tests).
   createWebhook: {
     messages: (book) => ({ ...bookPair(book), url: PROBE_URL, events: 'message.deleted' }),
     tables: (book) => ({ b_o: book.b_o, catId: book.catId, url: PROBE_URL, events: 'row.deleted' }),

@@ -76,7 +76,7 @@ const PAYLOAD_PARAMS: Record<string, Filler> = {
   type: () => 'shorttext',
   operation: () => 'count',
   param: () => 'favorite',
-  url: () => 'https://authz-probe.invalid/hook',
+  url: () => 'http://localhost:9/authz-probe',
   events: () => 'row.updated',
   // rollBackBeforeChange: some change id (the row is the target).
   changeId: () => 1,

@@ -163,7 +163,7 @@ async function furnish(owner: Member, mark: string): Promise<Objects> {
   const webhook = await as('createWebhook', {
     b_o: book.b_o,
     catId,
-    url: 'https://authz-probe.invalid/hook',
+    url: 'http://localhost:9/authz-probe',
     events: 'row.updated',
   })
   const webhookId = Number(webhook.webhook.id)
