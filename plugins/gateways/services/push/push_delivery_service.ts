@@ -85,12 +85,6 @@ export class PushDeliveryService {
     if (event.kind !== 'created' || event.row.del) return []
     const types = this.providers.servedTypes()
     if (types.length === 0) return []
-    const book = await client
-      .from('books')
-      .where('id', event.bookId)
-      .select('owner_prefs', 'archived', 'code')
-      .first()
-    if (!book) return []
     const senders = [event.actorId, Number(event.row.creator_id), event.onBehalfOf].filter(
       (id): id is number => typeof id === 'number' && id > 0
     )
@@ -104,7 +98,14 @@ export class PushDeliveryService {
       .whereNotIn('m.user_id', senders)
       .select('m.user_id', 'm.user_prefs', 'd.id as device_id', 'd.device_type')
       .orderBy('d.id')
+    // The common case, a book where no member has a device, ends here: one indexed query.
     if (rows.length === 0) return []
+    const book = await client
+      .from('books')
+      .where('id', event.bookId)
+      .select('owner_prefs', 'archived')
+      .first()
+    if (!book) return []
     const ownerPrefs = typedPrefs(
       OWNER_PREF_KINDS,
       OWNER_PREF_DEFAULTS,
