@@ -1,7 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
-import { UserService } from '#core/services/user_service'
 import { AccessService } from '#core/services/access_service'
 import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
 import { LoginService } from '#plugins/auth_service/services/login_service'
@@ -46,7 +45,6 @@ const newOauthkey = vine.compile(
 @inject()
 export default class AccountController {
   constructor(
-    private users: UserService,
     private access: AccessService,
     private authUsers: AuthUserService,
     private logins: LoginService,
@@ -117,12 +115,11 @@ export default class AccountController {
 
   /** Ten new recovery codes (the old ones stop working), shown once. */
   async regenerateCodes(ctx: HttpContext) {
-    const user = this.me(ctx)
-    const authUser = await this.authUsers.ensure(user)
-    if (!this.authUsers.isEnrolled(authUser)) {
+    const codes = await this.authUsers.regenerateRecoveryCodes(this.me(ctx))
+    if (!codes) {
       ctx.session.flash('errorsBag', { recovery: 'Set up two-factor authentication first' })
     } else {
-      ctx.session.flash(RECOVERY_CODES_FLASH, await this.recovery.regenerate(user.id))
+      ctx.session.flash(RECOVERY_CODES_FLASH, codes)
       ctx.session.flash('notice', 'New recovery codes: the old ones no longer work')
     }
     return ctx.response.redirect('/admin/account')
@@ -132,14 +129,12 @@ export default class AccountController {
   async apiPassword(ctx: HttpContext) {
     const input = await validatedBody(ctx, apiPassword)
     if (!input) return ctx.response.redirect('/admin/account')
-    const user = this.me(ctx)
-    if (input.disabled && !this.authUsers.isEnrolled(await this.authUsers.ensure(user))) {
+    if (!(await this.authUsers.setApiPasswordDisabled(this.me(ctx), input.disabled))) {
       ctx.session.flash('errorsBag', {
         apiPassword: 'Set up two-factor authentication before turning off password sign-in',
       })
       return ctx.response.redirect('/admin/account')
     }
-    await this.users.setApiPasswordDisabled(user, input.disabled)
     ctx.session.flash(
       'notice',
       input.disabled ? 'Password sign-in on api.php is off' : 'Password sign-in on api.php is on'

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import { Database } from '@adonisjs/lucid/database'
 import type User from '#models/user'
+import { UserService } from '#core/services/user_service'
 import { Clock } from './clock.js'
 import { RecoveryCodeService } from './recovery_code_service.js'
 import { AuthConfig } from '../config.js'
@@ -44,6 +45,7 @@ export class AuthUserService {
     private db: Database,
     private clock: Clock,
     private recovery: RecoveryCodeService,
+    private users: UserService,
     config: AuthConfig
   ) {
     this.globalPolicy = config.totp.policy
@@ -102,6 +104,25 @@ export class AuthUserService {
     await this.ensure(user)
     await this.update(user.id, { totp_secret: null, totp_enabled_at: null, totp_last_step: null })
     await this.recovery.forget(user.id)
+  }
+
+  /**
+   * Ten new recovery codes (the old ones stop working), answered in clear this
+   * once; null when the user has no second factor to recover.
+   */
+  async regenerateRecoveryCodes(user: Pick<User, 'id'>): Promise<string[] | null> {
+    if (!this.isEnrolled(await this.ensure(user))) return null
+    return this.recovery.regenerate(user.id)
+  }
+
+  /**
+   * Password sign-in on api.php, off or on. Off only with TOTP set up, so the
+   * user keeps a way in that is more than a password; false when refused.
+   */
+  async setApiPasswordDisabled(user: User, disabled: boolean): Promise<boolean> {
+    if (disabled && !this.isEnrolled(await this.ensure(user))) return false
+    await this.users.setApiPasswordDisabled(user, disabled)
+    return true
   }
 
   async update(userId: number, values: Record<string, unknown>) {

@@ -172,6 +172,12 @@ test.group('admin console: TOTP for administrators', (group) => {
     let account = await pageOf(client, '/admin/account')
     assert.isFalse(account.props.apiPasswordDisabled)
     assert.match(account.props.errors.apiPassword, /two-factor/)
+    // Nor recovery codes: there is no second factor to recover.
+    await client.post('/admin/account/recovery-codes')
+    account = await pageOf(client, '/admin/account')
+    assert.equal(account.props.errors.recovery, 'Set up two-factor authentication first')
+    assert.isNull(account.props.recoveryCodes)
+    assert.lengthOf(await db.from('auth_recovery_codes').where('user_id', admin.id), 0)
 
     // Enrolment from the Account page.
     await client.post('/admin/account/totp')
