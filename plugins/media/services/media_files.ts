@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import { rpcError } from '#core/rpc/errors'
@@ -38,6 +39,15 @@ export interface StoredUpload {
   size: number
   width: number | null
   height: number | null
+}
+
+/**
+ * A new server-made name for a stored file (random, with the file's
+ * extension) and its storage key, `files/<ab>/<internName>`.
+ */
+export function newStorageName(ext: string): Pick<StoredUpload, 'internName' | 'key'> {
+  const internName = `${randomBytes(16).toString('hex')}.${ext}`
+  return { internName, key: `files/${internName.slice(0, 2)}/${internName}` }
 }
 
 /** What holds a recorded file. */

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import type { Logger } from '@adonisjs/core/logger'
 import emitter from '@adonisjs/core/services/emitter'
@@ -10,7 +10,7 @@ import { MessageWriter } from '#plugins/books/services/message_writer'
 import type { FieldsDeleted, RowsChanged } from '#plugins/tables/events'
 import { ValuesService } from '#plugins/tables/services/values_service'
 import { DerivativeService } from './derivative_service.js'
-import { MediaFiles, type MediaFile } from './media_files.js'
+import { MediaFiles, newStorageName, type MediaFile } from './media_files.js'
 import { MediaNames } from './media_names.js'
 import { MediaStore } from './media_store.js'
 import '../events.js'
@@ -125,8 +125,7 @@ export class MediaLifecycle {
     if (originals.length === 0) return
     const renamed = new Map<string, Record<string, unknown>>()
     for (const file of originals) {
-      const internName = `${randomBytes(16).toString('hex')}.${file.ext}`
-      const key = `files/${internName.slice(0, 2)}/${internName}`
+      const { internName, key } = newStorageName(file.ext)
       await this.store.copy(file.storage_key, key)
       const stored = {
         uuid: randomUUID(),

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import env from '#start/env'
 import type { Actor } from '#core/rpc/base_operation'
@@ -9,7 +9,7 @@ import { MessageAttachmentsService } from '#plugins/books/services/message_attac
 import { CellFilesService, type FilesCellTarget } from '#plugins/tables/services/cell_files_service'
 import { SharedLock } from '../lib/shared_lock.js'
 import { serializeUpload, wireType } from '../serializers/upload_answer.js'
-import { MediaFiles, type FilePlace, type StoredUpload } from './media_files.js'
+import { MediaFiles, newStorageName, type FilePlace, type StoredUpload } from './media_files.js'
 import { MediaStore } from './media_store.js'
 import { UploadChecks, type ResolvedTarget, type UploadTarget } from './upload_checks.js'
 
@@ -50,8 +50,7 @@ export class MediaService {
     uuid: string = randomUUID()
   ): Promise<StoredUpload> {
     const checked = await this.checks.file(upload)
-    const internName = `${randomBytes(16).toString('hex')}.${checked.ext}`
-    const key = `files/${internName.slice(0, 2)}/${internName}`
+    const { internName, key } = newStorageName(checked.ext)
     await this.store.putFile(key, upload.tmpPath)
     return {
       uuid,
