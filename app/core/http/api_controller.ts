@@ -4,12 +4,13 @@ import logger from '@adonisjs/core/services/logger'
 import type { HttpContext } from '@adonisjs/core/http'
 import {
   mergeParams,
+  operationName,
   parseBody,
   parseQuery,
   type BodyLimits,
   type ParsedRequest,
 } from '#core/rpc/params'
-import { Dispatcher, operationName } from '#core/rpc/dispatcher'
+import { Dispatcher } from '#core/rpc/dispatcher'
 import { startUploadSweeper } from '#core/rpc/upload_temp'
 
 /**

@@ -30,8 +30,6 @@ interface LoadedOperation {
   instance: BaseOperation
 }
 
-export { operationName }
-
 /**
  * Runs one api.php call: finds the operation, authenticates, validates, runs
  * it and wraps the answer in the envelope. Every failure — including an
