@@ -388,6 +388,8 @@ export class OutboxService {
    * Dispatches again deliveries whose job was lost: due for longer than the
    * grace period and still pending, or claimed by a worker whose lease
    * lapsed. Several processes may sweep at once: the claim lets one send.
+   * A pending delivery behind an earlier one of its order key (waiting out
+   * that one's backoff) has no lost job: the earlier one kicks it when it ends.
    */
   async sweep(): Promise<number> {
     const now = Date.now()
@@ -399,13 +401,20 @@ export class OutboxService {
             pending
               .where('state', 'pending')
               .where('next_attempt_at', '<=', now - this.settings.sweepGraceMs)
+              .whereNotExists((earlier) =>
+                earlier
+                  .from(`${DELIVERIES} as earlier`)
+                  .whereRaw(`earlier.order_key = ${DELIVERIES}.order_key`)
+                  .whereRaw(`earlier.id < ${DELIVERIES}.id`)
+                  .whereIn('earlier.state', ['pending', 'sending'])
+              )
           )
           .orWhere((lapsed) => lapsed.where('state', 'sending').where('lease_until', '<', now))
       )
       .orderBy('id')
       .limit(SWEEP_LIMIT)
       .select('id', 'attempts', 'order_key')
-    // Of an order key only the first can go: the others follow it.
+    // Of an order key only the first can go: the others follow it (the query leaves one but in a race).
     const seen = new Set<string>()
     const bucket = Math.floor(now / Math.max(1, this.settings.sweepMs))
     let dispatched = 0
