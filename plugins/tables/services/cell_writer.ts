@@ -283,8 +283,14 @@ export class CellWriter {
       let rows: Row[]
       try {
         // Locked on MariaDB when recording: a concurrent write of the row waits, its old value is ours.
+        // History alone needs only the written columns; formulas are computed from the whole row.
+        const columns = formulas.length
+          ? 't.*'
+          : ['id', ...new Set(round.map((job) => job.field.column!))]
+              .map((column) => `t.${quoteId(column)}`)
+              .join(', ')
         rows = await readQuery(
-          `SELECT t.*, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(round.length)})${history && mysql ? ' FOR UPDATE' : ''}`,
+          `SELECT ${columns}, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(round.length)})${history && mysql ? ' FOR UPDATE' : ''}`,
           [category.id, ...round.map((job) => job.rowId)],
           client
         )
