@@ -54,6 +54,14 @@ export function newStorageName(ext: string): Pick<StoredUpload, 'internName' | '
 export type FilePlace = Pick<MediaFile, 'purpose'> &
   Partial<Pick<MediaFile, 'book_id' | 'smid' | 'row_id' | 'field_id'>>
 
+/** Files by what held them: a message's, a book's, the cells of fields or of rows, or by id. */
+export type FileSelection =
+  | { message: { bookId: number; smid: number } }
+  | { bookId: number }
+  | { cellFieldIds: number[] }
+  | { cellRowIds: number[] }
+  | { ids: number[] }
+
 export const duplicateUuid = () =>
   rpcError('INVALID_PARAMETER', 'Invalid parameter uuid: it already names another file', {
     field: 'uuid',
@@ -213,15 +221,24 @@ export class MediaFiles {
       .orderBy('id', 'asc')) as MediaFile[]
   }
 
-  /** The live files `where` selects (a condition on the query), as retiring needs them. */
-  async liveWhere(where: (query: any) => any) {
-    return (await where(db.from(TABLE).where('del', false)).select(
-      'id',
-      'uuid',
-      'intern_name',
-      'kind',
-      'book_id'
-    )) as Pick<MediaFile, 'id' | 'uuid' | 'intern_name' | 'kind' | 'book_id'>[]
+  /** The live files a selection names, as retiring needs them. */
+  async liveIn(selection: FileSelection) {
+    const query = db.from(TABLE).where('del', false)
+    if ('message' in selection)
+      query
+        .where('smid', selection.message.smid)
+        .where('book_id', selection.message.bookId)
+        .where('purpose', 'message')
+    else if ('bookId' in selection) query.where('book_id', selection.bookId)
+    else if ('cellFieldIds' in selection)
+      query.where('purpose', 'cell').whereIn('field_id', selection.cellFieldIds)
+    else if ('cellRowIds' in selection)
+      query.where('purpose', 'cell').whereIn('row_id', selection.cellRowIds)
+    else query.whereIn('id', selection.ids)
+    return (await query.select('id', 'uuid', 'intern_name', 'kind', 'book_id')) as Pick<
+      MediaFile,
+      'id' | 'uuid' | 'intern_name' | 'kind' | 'book_id'
+    >[]
   }
 
   async markDeleted(ids: number[]) {

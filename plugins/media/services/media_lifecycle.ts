@@ -10,7 +10,7 @@ import { MessageWriter } from '#plugins/books/services/message_writer'
 import type { FieldsDeleted, RowsChanged } from '#plugins/tables/events'
 import { ValuesService } from '#plugins/tables/services/values_service'
 import { DerivativeService } from './derivative_service.js'
-import { MediaFiles, newStorageName, type MediaFile } from './media_files.js'
+import { MediaFiles, newStorageName, type FileSelection, type MediaFile } from './media_files.js'
 import { MediaNames } from './media_names.js'
 import { MediaStore } from './media_store.js'
 import '../events.js'
@@ -49,21 +49,19 @@ export class MediaLifecycle {
   // ---- listeners (after commit) -------------------------------------------------
 
   async onMessageDeleted(event: Pick<BookMessageDeleted, 'book' | 'smid'>) {
-    await this.retire((query) =>
-      query.where('smid', event.smid).where('book_id', event.book.id).where('purpose', 'message')
-    )
+    await this.retire({ message: { bookId: event.book.id, smid: event.smid } })
   }
 
   async onBookUpdated(event: Pick<BookUpdated, 'book' | 'changes'>) {
     if (!event.changes.includes('deleted')) return
-    await this.retire((query) => query.where('book_id', event.book.id), { bookGone: true })
+    await this.retire({ bookId: event.book.id }, { bookGone: true })
   }
 
   /** A deleted field or table: the files of its cells. */
   async onFieldsDeleted(event: Pick<FieldsDeleted, 'fieldIds'>) {
     for (let at = 0; at < event.fieldIds.length; at += PURGE_BATCH) {
       const part = event.fieldIds.slice(at, at + PURGE_BATCH)
-      await this.retire((query) => query.where('purpose', 'cell').whereIn('field_id', part))
+      await this.retire({ cellFieldIds: part })
     }
   }
 
@@ -71,7 +69,7 @@ export class MediaLifecycle {
     // In parts: SQLite caps the parameters of one statement.
     for (let at = 0; at < event.deleted.length; at += PURGE_BATCH) {
       const part = event.deleted.slice(at, at + PURGE_BATCH)
-      await this.retire((query) => query.where('purpose', 'cell').whereIn('row_id', part))
+      await this.retire({ cellRowIds: part })
     }
     if (event.fieldIds.length === 0) return
     for (let at = 0; at < event.modified.length; at += PURGE_BATCH)
@@ -103,13 +101,7 @@ export class MediaLifecycle {
       if (listed === undefined) return false
       return !listed.some((item) => item && typeof item === 'object' && item.uuid === file.uuid)
     })
-    if (gone.length > 0)
-      await this.retire((query) =>
-        query.whereIn(
-          'id',
-          gone.map((file) => file.id)
-        )
-      )
+    if (gone.length > 0) await this.retire({ ids: gone.map((file) => Number(file.id)) })
   }
 
   /**
@@ -160,14 +152,11 @@ export class MediaLifecycle {
   // ---- retiring and purging -------------------------------------------------------
 
   /**
-   * Marks the files `where` selects deleted (from now on no URL serves them)
+   * Marks the live files of `selection` deleted (from now on no URL serves them)
    * and queues the removal of their bytes. Answers the ids.
    */
-  async retire(
-    where: (query: any) => any,
-    options: { bookGone?: boolean } = {}
-  ): Promise<number[]> {
-    const files = await this.files.liveWhere(where)
+  async retire(selection: FileSelection, options: { bookGone?: boolean } = {}): Promise<number[]> {
+    const files = await this.files.liveIn(selection)
     if (files.length === 0) return []
     const ids = files.map((file) => Number(file.id))
     for (let at = 0; at < ids.length; at += PURGE_BATCH) {
