@@ -31,6 +31,17 @@ async function codes(client: QueryClientContract, ids: (number | null)[]) {
   return new Map(rows.map((row) => [Number(row.id), String(row.code)]))
 }
 
+/** The body's actor: who wrote, and on whose behalf (user codes, from codes()). */
+function actorOf(
+  users: Map<number, string>,
+  event: { actorId: number; onBehalfOf: number | null }
+) {
+  return {
+    u_c: users.get(event.actorId) ?? null,
+    onBehalfOf: event.onBehalfOf === null ? null : (users.get(event.onBehalfOf) ?? null),
+  }
+}
+
 const listOf = (text: string) =>
   text
     .split(',')
@@ -47,18 +58,14 @@ export function rowsContributor(index: SubscriptionIndex): OutboxContributor<Row
   return {
     wants: (event) => fires(event) && index.hasCategory(event.categoryId),
     async entries(event, client) {
-      const subscriptions = (await client
-        .from('webhooks')
-        .where('category_id', event.categoryId)
-        .where('active', true)) as WebhookRow[]
+      const subscriptions = await active(client, { categoryId: event.categoryId })
       if (subscriptions.length === 0) return []
       const users = await codes(client, [event.actorId, event.onBehalfOf])
+      const created = new Set(event.created)
+      const deleted = new Set(event.deleted)
       const kindOf = (id: number) =>
-        event.created.includes(id)
-          ? 'row.created'
-          : event.deleted.includes(id)
-            ? 'row.deleted'
-            : 'row.updated'
+        created.has(id) ? 'row.created' : deleted.has(id) ? 'row.deleted' : 'row.updated'
+      // One time for the whole write, whatever the number of rows.
       const timestamp = new Date().toISOString()
       const entries: OutboxEntry[] = []
       for (const subscription of subscriptions) {
@@ -74,34 +81,24 @@ export function rowsContributor(index: SubscriptionIndex): OutboxContributor<Row
             !change.fields.some((field) => only.includes(field.fieldId))
           )
             continue
-          const idempotencyKey = `wh${subscription.id}.${type}.${change.id}.${event.stamp}`
-          const payload: WebhookPayload = {
-            type,
-            timestamp,
-            data: {
-              webhookId: Number(subscription.id),
-              idempotencyKey,
-              book: { b_o: event.b_o, b_c: event.b_c },
-              table: { catId: event.categoryId, name: event.catName },
-              rowId: change.id,
-              fields: change.fields,
-              actor: {
-                u_c: users.get(event.actorId) ?? null,
-                onBehalfOf:
-                  event.onBehalfOf === null ? null : (users.get(event.onBehalfOf) ?? null),
+          entries.push(
+            entryOf(
+              subscription,
+              type,
+              `wh${subscription.id}.${type}.${change.id}.${event.stamp}`,
+              `wh${subscription.id}.row.${change.id}`,
+              {
+                book: { b_o: event.b_o, b_c: event.b_c },
+                table: { catId: event.categoryId, name: event.catName },
+                rowId: change.id,
+                fields: change.fields,
+                actor: actorOf(users, event),
+                sstamp: event.stamp,
+                source: event.source,
               },
-              sstamp: event.stamp,
-              source: event.source,
-            },
-          }
-          entries.push({
-            channel: CHANNEL,
-            recipient: recipientOf(Number(subscription.id)),
-            idempotencyKey,
-            orderKey: `wh${subscription.id}.row.${change.id}`,
-            eventType: type,
-            payload,
-          })
+              timestamp
+            )
+          )
         }
       }
       return entries
@@ -123,11 +120,12 @@ function entryOf(
   type: string,
   idempotencyKey: string,
   orderKey: string,
-  data: Record<string, unknown>
+  data: Record<string, unknown>,
+  timestamp = new Date().toISOString()
 ): OutboxEntry {
   const payload: WebhookPayload = {
     type,
-    timestamp: new Date().toISOString(),
+    timestamp,
     data: { webhookId: Number(subscription.id), idempotencyKey, ...data },
   }
   return {
@@ -169,10 +167,7 @@ export function messagesContributor(index: SubscriptionIndex): OutboxContributor
             smid,
             uuid: event.row.uuid,
             message,
-            actor: {
-              u_c: users.get(event.actorId) ?? null,
-              onBehalfOf: event.onBehalfOf === null ? null : (users.get(event.onBehalfOf) ?? null),
-            },
+            actor: actorOf(users, event),
             sstamp: event.stamp,
           }
         )
@@ -213,10 +208,7 @@ export function commentsContributor(index: SubscriptionIndex): OutboxContributor
             rowId: event.rowId,
             field: { fieldId: event.fieldId, name: event.fieldName },
             comment: { id: event.commentId, m: event.text, action: event.action ?? [] },
-            actor: {
-              u_c: users.get(event.actorId) ?? null,
-              onBehalfOf: event.onBehalfOf === null ? null : (users.get(event.onBehalfOf) ?? null),
-            },
+            actor: actorOf(users, event),
             sstamp: event.stamp,
           }
         )
