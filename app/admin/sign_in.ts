@@ -10,9 +10,6 @@ export const SESSION_KEYS = {
   enrolment: 'console.enrolment',
 } as const
 
-/** A TOTP code, or (at sign-in) a one-time recovery code in its place. */
-export const SIGN_IN_CODE = /^(\d{6}|[a-z2-9]{5}[\s-]?[a-z2-9]{5})$/i
-
 /** The flash key of recovery codes shown once (after an enrolment or a regeneration). */
 export const RECOVERY_CODES_FLASH = 'recoveryCodes'
 

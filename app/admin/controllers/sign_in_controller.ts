@@ -5,13 +5,8 @@ import { UserService } from '#core/services/user_service'
 import { LoginService } from '#plugins/auth_service/services/login_service'
 import { SessionService } from '#plugins/auth_service/services/session_service'
 import { AuthError } from '#plugins/auth_service/errors'
-import {
-  RECOVERY_CODES_FLASH,
-  SESSION_KEYS,
-  SIGN_IN_CODE,
-  sessionIdOf,
-  type PendingSignIn,
-} from '#admin/sign_in'
+import { SIGN_IN_CODE_PATTERN } from '#plugins/auth_service/services/recovery_code_service'
+import { RECOVERY_CODES_FLASH, SESSION_KEYS, sessionIdOf, type PendingSignIn } from '#admin/sign_in'
 import { consoleSettings } from '#admin/console_settings'
 import { qrDataUrl } from '#admin/qr'
 
@@ -21,7 +16,9 @@ const passwordStep = vine.compile(
     password: vine.string().maxLength(255),
   })
 )
-const codeStep = vine.compile(vine.object({ code: vine.string().trim().regex(SIGN_IN_CODE) }))
+const codeStep = vine.compile(
+  vine.object({ code: vine.string().trim().regex(SIGN_IN_CODE_PATTERN) })
+)
 
 const REFUSED = 'Invalid login or password'
 

@@ -12,7 +12,10 @@ const ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'
 const GROUP = 5
 
 /** A recovery code as people type it: letters and digits, spaces and dashes ignored, any case. */
-export const RECOVERY_CODE_PATTERN = /^[a-z2-9]{5}[\s-]?[a-z2-9]{5}$/i
+const RECOVERY_CODE = '[a-z2-9]{5}[\\s-]?[a-z2-9]{5}'
+export const RECOVERY_CODE_PATTERN = new RegExp(`^${RECOVERY_CODE}$`, 'i')
+/** A sign-in's second factor (not an enrolment's): a 6-digit TOTP code, or a recovery code. */
+export const SIGN_IN_CODE_PATTERN = new RegExp(`^(\\d{6}|${RECOVERY_CODE})$`, 'i')
 
 export const looksLikeRecoveryCode = (code: string) => RECOVERY_CODE_PATTERN.test(code.trim())
 

@@ -1,4 +1,5 @@
 import vine, { SimpleMessagesProvider } from '@vinejs/vine'
+import { SIGN_IN_CODE_PATTERN } from '../services/recovery_code_service.js'
 
 /** Messages clients may show as they are. */
 const MESSAGES = {
@@ -23,7 +24,7 @@ const signInCode = () =>
   vine
     .string()
     .trim()
-    .regex(/^(\d{6}|[a-z2-9]{5}[\s-]?[a-z2-9]{5})$/i)
+    .regex(SIGN_IN_CODE_PATTERN)
     .parse((value) => (typeof value === 'number' ? String(value) : value))
 
 const signInMessages = new SimpleMessagesProvider({
