@@ -21,7 +21,7 @@ import type { RowsChanged } from '../events.js'
 import { ComputedFields } from './computed_fields.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
-import { changeOf } from './row_writer.js'
+import { changeOf } from './row_changes.js'
 import { HistoryService, operationOf, type HistoryEntry } from './history_service.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
@@ -231,19 +231,10 @@ export class CellWriter {
       else dependents.set(key, { category: job.category, jobs: [job] })
       const { actor, scope, input } = job
       const event: RowsChanged = {
-        bookId: scope.book.id,
-        b_o: scope.book.b_o,
-        b_c: scope.book.b_c,
-        categoryId: job.category.id,
-        created: [],
+        ...changeOf(scope, actor, input),
         modified: [job.rowId],
-        deleted: [],
         fieldIds: [job.field.id],
-        actorId: actor.user.id,
-        onBehalfOf: actor.onBehalf ? actor.principal.id : null,
         stamp,
-        bypassUrlTrigger: input.bypassUrlTrigger ?? true,
-        source: input.source ?? 'api',
       }
       afterCommit(() => emitter.emit('tables:rows_changed', event))
     }

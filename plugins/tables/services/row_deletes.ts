@@ -1,5 +1,4 @@
 import { inject } from '@adonisjs/core'
-import emitter from '@adonisjs/core/services/emitter'
 import type { Actor } from '#core/rpc/base_operation'
 import { StampService } from '#core/services/stamp_service'
 import { OutboxService } from '#core/outbox/outbox_service'
@@ -8,12 +7,10 @@ import { chunks } from '../lib/row_sql.js'
 import type { RowsChanged } from '../events.js'
 import { CommentsService } from './comments_service.js'
 import { RecomputeService } from './recompute_service.js'
-import { fieldChanges } from './row_changes.js'
-import { changeOf } from './row_writer.js'
-import { HistoryService, operationOf } from './history_service.js'
+import { changeOf, fieldChanges, publishRowChanges } from './row_changes.js'
+import { HistoryService } from './history_service.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
-import { urlTriggerDefaults } from '../lib/trigger_url_hook.js'
 
 export interface DeleteOptions {
   b_o?: unknown
@@ -80,25 +77,6 @@ export class RowDeletes {
             await this.comments.deleteForRows(trx, category.id, part)
         }
         deleted += existing.length
-        if (recorded) {
-          const write = this.history.writeOf(
-            actor,
-            stamp,
-            operationOf(actor, options.source, options.operation)
-          )
-          await this.history.record(
-            trx,
-            existing.flatMap((id) =>
-              this.history.entriesOf(
-                write,
-                category,
-                id,
-                'delete',
-                fieldChanges(category, null, before.get(id)!, null)
-              )
-            )
-          )
-        }
         // Cut links that pointed at the deleted rows now; those rows are recomputed by a job.
         for (const { source, link } of await this.recompute.dependents(category, trx)) {
           const side = sideTableName(source.id, link.id)
@@ -113,36 +91,23 @@ export class RowDeletes {
               this.recompute.dispatch('rows', source.id, [...sourceIds], actor.user.id)
             )
         }
-        const event: RowsChanged = {
-          bookId: scope.book.id,
-          b_o: scope.book.b_o,
-          b_c: scope.book.b_c,
-          categoryId: category.id,
-          created: [],
-          modified: [],
-          deleted: existing,
-          fieldIds: [],
-          actorId: actor.user.id,
-          onBehalfOf: actor.onBehalf ? actor.principal.id : null,
-          stamp,
-          bypassUrlTrigger: options.bypassUrlTrigger ?? urlTriggerDefaults.apiBypass,
-          source: options.source ?? 'api',
-        }
-        if (staged)
-          await this.outbox.stage(
-            trx,
-            'tables:rows_changed',
-            {
-              ...event,
-              catName: category.name,
-              changes: existing.map((id) => ({
-                id,
-                fields: fieldChanges(category, null, before.get(id)!, null),
-              })),
-            },
-            afterCommit
-          )
-        afterCommit(() => emitter.emit('tables:rows_changed', event))
+        const event: RowsChanged = { ...changeOf(scope, actor, options), deleted: existing, stamp }
+        await publishRowChanges(
+          { history: this.history, outbox: this.outbox },
+          { trx, afterCommit },
+          {
+            actor,
+            options,
+            category,
+            event,
+            changes: (staged || recorded ? existing : []).map((id) => ({
+              id,
+              action: 'delete' as const,
+              fields: fieldChanges(category, null, before.get(id)!, null),
+            })),
+            staged,
+          }
+        )
       }
     })
     return { deleted, formLastModified: Math.floor(Date.now() / 1000) }

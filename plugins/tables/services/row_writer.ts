@@ -1,6 +1,5 @@
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
-import emitter from '@adonisjs/core/services/emitter'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
@@ -19,14 +18,13 @@ import {
 } from '../lib/field_types.js'
 import { bindingsOf, chunks, insertSql, isTmp, nowText, type Row } from '../lib/row_sql.js'
 import type { RowsChanged } from '../events.js'
-import { fieldChanges } from './row_changes.js'
-import { HistoryService, operationOf } from './history_service.js'
+import { changeOf, fieldChanges, publishRowChanges } from './row_changes.js'
+import { HistoryService } from './history_service.js'
 import { ComputedFields } from './computed_fields.js'
 import type { CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess } from './table_access.js'
-import { urlTriggerDefaults } from '../lib/trigger_url_hook.js'
 
 export interface RowWrite {
   /** A server row id, or a temporary id starting with `tmp` (scoped to this request). */
@@ -203,11 +201,11 @@ export class RowWriter {
         afterCommit
       )
 
-      // Cell history (same transaction): the old and new values of the fields each row was given.
+      // Cell history and the outbox (same transaction): the old and new values of the fields each row was given.
       const wanted = staged || this.history.enabled()
       const changes = (wanted ? states : []).map((entry) => ({
         id: Number(entry.state.id),
-        isNew: entry.isNew,
+        action: entry.isNew ? ('create' as const) : ('update' as const),
         fields: fieldChanges(
           category,
           [
@@ -218,26 +216,6 @@ export class RowWriter {
           entry.state
         ),
       }))
-      if (this.history.enabled()) {
-        const write = this.history.writeOf(
-          actor,
-          stamp,
-          operationOf(actor, options.source, options.operation)
-        )
-        await this.history.record(
-          trx,
-          changes.flatMap((change) =>
-            this.history.entriesOf(
-              write,
-              category,
-              change.id,
-              change.isNew ? 'create' : 'update',
-              change.fields
-            )
-          )
-        )
-      }
-
       const event: RowsChanged = {
         ...changeOf(scope, actor, options),
         created: inserted.map((entry) => Number(entry.state.id)),
@@ -245,18 +223,11 @@ export class RowWriter {
         fieldIds: [...new Set(writes.flatMap((write) => Object.keys(write.values)))].map(Number),
         stamp,
       }
-      if (staged)
-        await this.outbox.stage(
-          trx,
-          'tables:rows_changed',
-          {
-            ...event,
-            catName: category.name,
-            changes: changes.map((change) => ({ id: change.id, fields: change.fields })),
-          },
-          afterCommit
-        )
-      afterCommit(() => emitter.emit('tables:rows_changed', event))
+      await publishRowChanges(
+        { history: this.history, outbox: this.outbox },
+        { trx, afterCommit },
+        { actor, options, category, event, changes, staged }
+      )
       return { states, inserted }
     })
 
@@ -477,30 +448,5 @@ export class RowWriter {
         await this.insertPlain(trx, side, inserts)
       }
     }
-  }
-}
-
-/** The parts of a `tables:rows_changed` event known before the write (its outbox check uses them). */
-export function changeOf(
-  scope: { book: { id: number; b_o: string; b_c: string }; category: { id: number } },
-  actor: Actor,
-  options: { bypassUrlTrigger?: boolean; source?: 'api' | 'socket' }
-): RowsChanged {
-  return {
-    bookId: scope.book.id,
-    b_o: scope.book.b_o,
-    b_c: scope.book.b_c,
-    categoryId: scope.category.id,
-    created: [],
-    modified: [],
-    deleted: [],
-    fieldIds: [],
-    actorId: actor.user.id,
-    onBehalfOf: actor.onBehalf ? actor.principal.id : null,
-    stamp: 0,
-    bypassUrlTrigger: options.bypassUrlTrigger ?? urlTriggerDefaults.apiBypass,
-    // A write by a table token (table_tokens_service) is the token's: its id rides along.
-    source: actor.token ? 'token' : (options.source ?? 'api'),
-    ...(actor.token ? { tokenId: actor.token.id } : {}),
   }
 }
