@@ -1,13 +1,11 @@
 import { spawn } from 'node:child_process'
 import { test } from '@japa/runner'
 import { hasRedis, onMysql } from '#tests/helpers/database'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
-import { OutboxService } from '#core/outbox/outbox_service'
 import { caller, eventually, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
 import { ROOT, startQuire, type QuireProcess } from '../../../../bench/lib/quire_process.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { loosen, table } from '../helpers/setup.js'
+import { table, withoutSweeper } from '../helpers/setup.js'
 
 /** api.php on a given server as a session. */
 function callerOn(base: string, session: { o_u: string; sesskey: string }) {
@@ -34,16 +32,8 @@ function callerOn(base: string, session: { o_u: string; sesskey: string }) {
  * acknowledged (2xx) exactly once, under its one webhook-id.
  */
 test.group('webhooks: SIGKILL between commit and delivery', (group) => {
-  group.setup(async () => {
-    // This process shares the database: its sweeper stays out of the way (only the child sends).
-    const outbox = await app.container.make(OutboxService)
-    outbox.stopSweeper()
-    const restore = await loosen()
-    return () => {
-      restore()
-      outbox.startSweeper()
-    }
-  })
+  // This process shares the database: its sweeper stays out of the way (only the child sends).
+  group.setup(withoutSweeper)
 
   test('nothing is lost and each change is delivered once after a restart', async ({
     assert,
@@ -126,15 +116,7 @@ const needs = () =>
   !onMysql() || !hasRedis() ? 'needs DB_CONNECTION=mysql and REDIS_HOST (skipped)' : null
 
 test.group('webhooks: a separate queue:work process delivers (MariaDB + Redis)', (group) => {
-  group.setup(async () => {
-    const outbox = await app.container.make(OutboxService)
-    outbox.stopSweeper()
-    const restore = await loosen()
-    return () => {
-      restore()
-      outbox.startSweeper()
-    }
-  })
+  group.setup(withoutSweeper)
 
   test('a web instance without an inline worker stages; node ace queue:work sends', async ({
     assert,

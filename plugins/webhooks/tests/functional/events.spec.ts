@@ -3,8 +3,8 @@ import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { caller, eventually, makeBook, ok, type Call } from '#plugins/tables/tests/helpers/tables'
-import { startReceiver, type Receiver } from '../helpers/receiver.js'
-import { loosen, type Book } from '../helpers/setup.js'
+import type { Receiver } from '../helpers/receiver.js'
+import { withReceiver, type Book } from '../helpers/setup.js'
 
 /**
  * message.created / message.updated / message.deleted (staged by books'
@@ -16,19 +16,11 @@ test.group('webhooks: message and comment events', (group) => {
   let call: Call
   let receiver: Receiver
   group.setup(async () => {
-    book = await makeBook()
-    call = caller(book.session)
-    receiver = await startReceiver()
-    const restore = await loosen()
-    return async () => {
-      restore()
-      await receiver.close()
-    }
+    const bench = await withReceiver()
+    ;({ book, call, receiver } = bench)
+    return bench.teardown
   })
-  group.each.setup(() => {
-    receiver.received.length = 0
-    receiver.rejected.length = 0
-  })
+  group.each.setup(() => receiver.reset())
 
   test('sendMsg, its edit and deleteMsg deliver message.created, .updated, .deleted in order', async ({
     assert,

@@ -2,11 +2,11 @@ import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { urlTriggerDefaults } from '#plugins/tables/lib/trigger_url_hook'
-import { caller, eventually, makeBook, ok, type Call } from '#plugins/tables/tests/helpers/tables'
+import { eventually, ok, type Call } from '#plugins/tables/tests/helpers/tables'
 import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
 import webhooksConfig from '../../config.js'
-import { startReceiver, type Receiver } from '../helpers/receiver.js'
-import { loosen, table, type Book } from '../helpers/setup.js'
+import type { Receiver } from '../helpers/receiver.js'
+import { withReceiver, table, type Book } from '../helpers/setup.js'
 
 test.group('webhooks: disabling tells the creator; api.php default', (group) => {
   let book: Book
@@ -14,19 +14,11 @@ test.group('webhooks: disabling tells the creator; api.php default', (group) => 
   let receiver: Receiver
   group.setup(async () => {
     await ensureSocketEndpoint()
-    book = await makeBook()
-    call = caller(book.session)
-    receiver = await startReceiver()
-    const restore = await loosen()
-    return async () => {
-      restore()
-      await receiver.close()
-    }
+    const bench = await withReceiver()
+    ;({ book, call, receiver } = bench)
+    return bench.teardown
   })
-  group.each.setup(() => {
-    receiver.received.length = 0
-    receiver.state.answer = () => 200
-  })
+  group.each.setup(() => receiver.reset())
 
   test('repeated failures disable the subscription and send its creator a system message (type 11)', async ({
     assert,

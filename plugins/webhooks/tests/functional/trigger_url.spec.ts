@@ -8,8 +8,8 @@ import {
   ok,
   type Call,
 } from '#plugins/tables/tests/helpers/tables'
-import { startReceiver, type Receiver } from '../helpers/receiver.js'
-import { loosen, table, type Book } from '../helpers/setup.js'
+import type { Receiver } from '../helpers/receiver.js'
+import { withReceiver, table, type Book } from '../helpers/setup.js'
 
 /**
  * updateTable's triggerUpdateUrl makes (or updates, or disables) the table's
@@ -21,14 +21,9 @@ test.group('webhooks: updateTable triggerUpdateUrl', (group) => {
   let call: Call
   let receiver: Receiver
   group.setup(async () => {
-    book = await makeBook()
-    call = caller(book.session)
-    receiver = await startReceiver()
-    const restore = await loosen()
-    return async () => {
-      restore()
-      await receiver.close()
-    }
+    const bench = await withReceiver()
+    ;({ book, call, receiver } = bench)
+    return bench.teardown
   })
 
   /** getBookTables' triggerUpdateUrl of a table. */

@@ -10,8 +10,8 @@ import {
   type Call,
 } from '#plugins/tables/tests/helpers/tables'
 import webhooksConfig from '../../config.js'
-import { startReceiver, type Receiver } from '../helpers/receiver.js'
-import { loosen, table, type Book } from '../helpers/setup.js'
+import type { Receiver } from '../helpers/receiver.js'
+import { loosen, table, withReceiver, type Book } from '../helpers/setup.js'
 
 const deliveriesOf = (webhookId: number) =>
   db.from('outbox_deliveries').where('recipient', `wh:${webhookId}`).orderBy('id')
@@ -107,21 +107,12 @@ test.group('webhooks: deliveries', (group) => {
   let t: Awaited<ReturnType<typeof table>>
   let receiver: Receiver
   group.setup(async () => {
-    book = await makeBook()
-    call = caller(book.session)
+    const bench = await withReceiver()
+    ;({ book, call, receiver } = bench)
     t = await table(call, book)
-    receiver = await startReceiver()
-    const restore = await loosen()
-    return async () => {
-      restore()
-      await receiver.close()
-    }
+    return bench.teardown
   })
-  group.each.setup(() => {
-    receiver.received.length = 0
-    receiver.rejected.length = 0
-    receiver.state.answer = () => 200
-  })
+  group.each.setup(() => receiver.reset())
 
   async function subscribe(events = 'row.created,row.updated,row.deleted', catId = t.catId) {
     const created = ok(

@@ -74,6 +74,12 @@ export async function startReceiver() {
     received,
     rejected,
     state,
+    /** Forgets what was received and rejected, and answers 200 again (between tests). */
+    reset() {
+      received.length = 0
+      rejected.length = 0
+      state.answer = () => 200
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const response of hanging) response.destroy()

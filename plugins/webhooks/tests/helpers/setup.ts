@@ -1,8 +1,9 @@
 import app from '@adonisjs/core/services/app'
 import { OutboxService } from '#core/outbox/outbox_service'
-import { ok, type Call, type makeBook } from '#plugins/tables/tests/helpers/tables'
+import { caller, makeBook, ok, type Call } from '#plugins/tables/tests/helpers/tables'
 import webhooksConfig from '../../config.js'
 import { parseRanges } from '../../lib/address_guard.js'
+import { startReceiver } from './receiver.js'
 
 export type Book = Awaited<ReturnType<typeof makeBook>>
 
@@ -25,6 +26,40 @@ export async function loosen() {
     webhooksConfig.allowedRanges = saved.ranges
     webhooksConfig.timeoutMs = saved.timeout
     Object.assign(outbox.settings.backoff, saved.backoff)
+  }
+}
+
+/**
+ * What most groups set up: a new book, its owner's api.php caller, a loopback
+ * receiver, and loosen(); `teardown` (the group setup's answer) undoes both.
+ */
+export async function withReceiver() {
+  const book = await makeBook()
+  const call = caller(book.session)
+  const receiver = await startReceiver()
+  const restore = await loosen()
+  return {
+    book,
+    call,
+    receiver,
+    teardown: async () => {
+      restore()
+      await receiver.close()
+    },
+  }
+}
+
+/**
+ * Groups whose deliveries another process sends (sharing the database): this
+ * process's sweeper stays out of the way, and loosen() applies.
+ */
+export async function withoutSweeper() {
+  const outbox = await app.container.make(OutboxService)
+  outbox.stopSweeper()
+  const restore = await loosen()
+  return () => {
+    restore()
+    outbox.startSweeper()
   }
 }
 
