@@ -542,9 +542,8 @@ export class MessageWriter {
     await this.assertCanChange(actor, book, row)
     if (row.del) return
     await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
-      const removed = await this.markDeleted(trx, stamp, book.id, row)
-      if (!removed) return
-      const deleted = { ...row, del: true, sstamp: stamp, last_modified: nowSeconds() }
+      const deleted = await this.markDeleted(trx, stamp, book.id, row)
+      if (!deleted) return
       await this.stage(trx, afterCommit, 'deleted', actor, book, deleted, stamp)
       afterCommit(async () =>
         emitter.emit('books:message_deleted', {
@@ -563,26 +562,28 @@ export class MessageWriter {
   /**
    * Shared: deletes inside a write. The book row is locked first, as the
    * counters' refresh() does, so the message is taken out of whichever
-   * counter part holds it.
+   * counter part holds it. Answers the row as deleted, or null when it
+   * already was.
    */
   async markDeleted(
     trx: TransactionClientContract,
     stamp: number,
     bookId: number,
     row: MessageRow
-  ) {
+  ): Promise<MessageRow | null> {
     const book = await trx
       .from(TABLES.books)
       .where('id', bookId)
       .forUpdate()
       .select('counted_until')
       .first()
+    const changes = { del: true, sstamp: stamp, last_modified: nowSeconds() }
     const changed = await trx
       .from(TABLES.messages)
       .where('smid', row.smid)
       .where('del', false)
-      .update({ del: true, sstamp: stamp, last_modified: nowSeconds() })
-    if (!Number(changed)) return false
+      .update(changes)
+    if (!Number(changed)) return null
     if (row.has_event) await this.events.deleteFor(trx, stamp, Number(row.smid))
     if (book && Number(row.cstamp) <= Number(book.counted_until)) {
       await trx
@@ -600,7 +601,7 @@ export class MessageWriter {
         .where('nb_not_read', '>', 0)
         .update({ nb_not_read: trx.knexRawQuery('nb_not_read - 1') })
     }
-    return true
+    return { ...row, ...changes }
   }
 
   /**
