@@ -188,16 +188,12 @@ export class AccessService {
    */
   async issueOauthkey(user: User, applicationName: string) {
     const name = applicationName.trim()
-    const existing = await Application.query()
+    let application = await Application.query()
       .where('name', name)
       .whereNull('revokedAt')
       .orderBy('id', 'desc')
       .first()
-    let application = existing
-    if (!application) {
-      const made = await this.createAppkey(name)
-      application = made.application
-    }
+    if (!application) ({ application } = await this.createAppkey(name))
     const applicationId = application.id
     const oauthkey = generateKey()
     const record = await this.stamps.write(async ({ trx }) =>
