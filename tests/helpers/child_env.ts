@@ -7,7 +7,8 @@ import { onMysql } from './database.js'
  * The environment of a Quire process a test starts: on MariaDB (+ Redis) the suite's database
  * and Redis, which the test bootstrap migrated; otherwise, or with `embedded`, the embedded
  * defaults (no DB_ or REDIS_ variable), so the child never shares the suite's SQLite file.
- * A data folder of its own, quiet logs; `overrides` win.
+ * A data folder of its own (made here only when `overrides` names none; the caller removes it),
+ * quiet logs; `overrides` win.
  */
 export function childEnv(
   overrides: NodeJS.ProcessEnv = {},
@@ -23,7 +24,7 @@ export function childEnv(
     ...base,
     NODE_ENV: 'development',
     LOG_LEVEL: 'warn',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-child-')),
     ...overrides,
+    DATA_DIR: overrides.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'quire-child-')),
   }
 }

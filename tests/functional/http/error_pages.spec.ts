@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { rmSync } from 'node:fs'
 import app from '@adonisjs/core/services/app'
 import testUtils from '@adonisjs/core/services/test_utils'
 import { serverUrl } from '#tests/helpers/server'
@@ -82,7 +83,9 @@ test.group('errors outside api.php, as `npm start` serves them (development mode
     const { startQuire } = await import('../../../bench/lib/quire_process.js')
     // Error pages do not depend on the database: the child runs on the embedded defaults, so it
     // never shares (or migrates) the database of the suite that started it.
-    const server = await startQuire(childEnv({}, { embedded: true }))
+    const env = childEnv({}, { embedded: true })
+    cleanup(() => rmSync(env.DATA_DIR!, { recursive: true, force: true }))
+    const server = await startQuire(env)
     cleanup(() => server.stop())
     for (const path of ['/.env', '/admin/nothing', '/live/dbi/in/x']) {
       for (const accept of ['text/html', 'application/json']) {

@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { rmSync } from 'node:fs'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import { onMysql, hasRedis } from '#tests/helpers/database'
@@ -92,6 +93,7 @@ test.group('graceful shutdown (SIGTERM)', () => {
     cleanup,
   }) => {
     const env = childEnv({ QUEUE_SHUTDOWN_TIMEOUT: String(GRACE_MS) })
+    cleanup(() => rmSync(env.DATA_DIR!, { recursive: true, force: true }))
     if (!onMysql()) ace(env, 'migration:run', '--force')
     const code = `shut${Date.now().toString(36)}`
     ace(env, 'user:create', code, `${code}@example.test`, 'shutdown-password')
