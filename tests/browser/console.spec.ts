@@ -1,12 +1,11 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import { generate } from 'otplib'
-import type { Browser, Page } from 'playwright-core'
-import { hasChromium, launch, noChromium, shot } from './chromium.js'
-import { ensureConsoleBuilt } from '#admin/build'
+import type { Page } from 'playwright-core'
+import { hasChromium, noChromium, shot } from './chromium.js'
+import { apiAs, openPage, useConsoleBrowser } from './console_browser.js'
 import { serverUrl } from '#tests/helpers/server'
-import { makeUser, login, TEST_PASSWORD } from '#tests/helpers/users'
-import { rpc } from '#tests/helpers/rpc'
+import { makeUser, TEST_PASSWORD } from '#tests/helpers/users'
 import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
 import { resetAuthState } from '#plugins/auth_service/tests/helpers'
 
@@ -17,16 +16,7 @@ const figure = (page: Page, name: string) =>
   page.locator(`[data-figure="${name}"] .value`).innerText()
 
 test.group('admin console in a browser (Chromium)', (group) => {
-  let browser: Browser
-
-  group.setup(async () => {
-    if (!hasChromium) return
-    await ensureConsoleBuilt(app.makePath())
-    browser = await launch()
-  })
-  group.teardown(async () => {
-    await browser?.close()
-  })
+  const browser = useConsoleBrowser(group)
 
   test(
     'an administrator signs in with TOTP, creates a user, a book, invites, pages a 10,000-row table and watches the dashboard'
@@ -40,9 +30,7 @@ test.group('admin console in a browser (Chromium)', (group) => {
       await authUsers.setPolicy(admin, 'required')
 
       // A 10,000-row table in a book of the administrator's, written through api.php.
-      const session = await login(admin)
-      const call = (params: Record<string, unknown>) =>
-        rpc({ o_u: admin.code, u_c: admin.code, sesskey: session.sesskey, ...params })
+      const call = await apiAs(admin)
       const tableBook = `big${Date.now().toString(36)}`
       await call({ req: 'createBook', b_c: tableBook })
       const table = await call({
@@ -74,10 +62,7 @@ test.group('admin console in a browser (Chromium)', (group) => {
         assert.equal(written.body.status, 'ok', written.text.slice(0, 300))
       }
 
-      const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
-      const page = await context.newPage()
-      const errors: string[] = []
-      page.on('pageerror', (error) => errors.push(error.message))
+      const { context, page, errors } = await openPage(browser())
 
       // Sign-in: password, then TOTP enrolment (the policy requires it) with a real code.
       await page.goto(`${serverUrl()}/`)

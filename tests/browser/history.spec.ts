@@ -1,11 +1,9 @@
 import { test } from '@japa/runner'
-import app from '@adonisjs/core/services/app'
-import type { Browser, Page } from 'playwright-core'
-import { hasChromium, launch, noChromium, shot } from './chromium.js'
-import { ensureConsoleBuilt } from '#admin/build'
+import type { Page } from 'playwright-core'
+import { hasChromium, noChromium, shot } from './chromium.js'
+import { apiAs, openPage, useConsoleBrowser } from './console_browser.js'
 import { serverUrl } from '#tests/helpers/server'
-import { makeUser, login, TEST_PASSWORD } from '#tests/helpers/users'
-import { rpc } from '#tests/helpers/rpc'
+import { makeUser, TEST_PASSWORD } from '#tests/helpers/users'
 import { resetAuthState } from '#plugins/auth_service/tests/helpers'
 
 /**
@@ -33,16 +31,7 @@ async function watch(page: Page, markers: string[]) {
 const seen = (page: Page) => page.evaluate(() => (globalThis as any).__seen as string[])
 
 test.group('admin console in a browser: the back button after sign-out (Chromium)', (group) => {
-  let browser: Browser
-
-  group.setup(async () => {
-    if (!hasChromium) return
-    await ensureConsoleBuilt(app.makePath())
-    browser = await launch()
-  })
-  group.teardown(async () => {
-    await browser?.close()
-  })
+  const browser = useConsoleBrowser(group)
 
   test('after sign-out, back shows neither the plugins page nor the dashboard and its messages')
     .skip(!hasChromium, noChromium)
@@ -50,9 +39,7 @@ test.group('admin console in a browser: the back button after sign-out (Chromium
       await resetAuthState()
       const admin = await makeUser({ isAdmin: true })
       // A message whose text the dashboard's recent activity shows.
-      const session = await login(admin)
-      const call = (params: Record<string, unknown>) =>
-        rpc({ o_u: admin.code, u_c: admin.code, sesskey: session.sesskey, ...params })
+      const call = await apiAs(admin)
       const book = `hist${Date.now().toString(36)}`
       await call({ req: 'createBook', b_c: book })
       const secret = `secret text ${Date.now().toString(36)}`
@@ -65,10 +52,7 @@ test.group('admin console in a browser: the back button after sign-out (Chromium
       })
       assert.equal(sent.body.status, 'ok', sent.text)
 
-      const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
-      const page = await context.newPage()
-      const errors: string[] = []
-      page.on('pageerror', (error) => errors.push(error.message))
+      const { context, page, errors } = await openPage(browser())
 
       await page.goto(`${serverUrl()}/admin/login`)
       await page.fill('input[name=login]', admin.email!)
