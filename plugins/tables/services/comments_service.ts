@@ -11,6 +11,7 @@ import { RIGHT_ADMIN } from '#plugins/books/services/book_access_service'
 import { commentCellKey, rowTableName, type FieldDef } from '../lib/field_types.js'
 import type { CategoryMeta } from './meta_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
+import { usersByCode, type UsersByCode } from './user_names.js'
 import { rowIdOf } from '../lib/wire.js'
 import type { RowsChanged } from '../events.js'
 
@@ -37,7 +38,7 @@ export interface CommentSummary {
 }
 
 /** `users` of an answer: the authors of the comments shown, by user code. */
-export type CommentUsers = Record<string, { n: string; s: number }>
+export type CommentUsers = UsersByCode
 
 /** A cell as the comment operations name it. */
 interface CellRef {
@@ -210,19 +211,7 @@ export class CommentsService {
 
   /** `users` for a set of author codes: display name and the user's stamp. */
   async users(codes: string[]): Promise<CommentUsers> {
-    const unique = [...new Set(codes)]
-    if (unique.length === 0) return {}
-    const rows = await readQuery(
-      `SELECT code, first_name, last_name, sstamp FROM users WHERE code IN (${marks(unique.length)})`,
-      unique
-    )
-    const users: CommentUsers = {}
-    for (const row of rows)
-      users[row.code] = {
-        n: `${row.first_name ?? ''} ${row.last_name ?? ''}`.trim() || row.code,
-        s: Number(row.sstamp),
-      }
-    return users
+    return usersByCode(codes)
   }
 
   /** The comment field `fieldId` of the scope's table and an existing row `rowId`. */

@@ -1,18 +1,28 @@
-import db from '@adonisjs/lucid/services/db'
+import { readQuery } from '#core/native_sql'
 import { chunks } from '../lib/row_sql.js'
 
-/** Display names ('First Last', else the code) of users by code, for pivots and smart texts. */
-export async function userNamesOf(codes: Iterable<string>): Promise<Map<string, string>> {
-  const names = new Map<string, string>()
+/** Users by code as comments, activity cells and history show them: display name and the user's stamp. */
+export type UsersByCode = Record<string, { n: string; s: number }>
+
+/** Display name ('First Last', else the code) and stamp of users by code, 500 codes a query. */
+export async function usersByCode(codes: Iterable<string>): Promise<UsersByCode> {
+  const users: UsersByCode = {}
   for (const part of chunks([...new Set(codes)], 500)) {
-    const users = await db
-      .from('users')
-      .whereIn('code', part)
-      .select('code', 'first_name', 'last_name')
-    for (const user of users) {
-      const name = `${user.first_name ?? ''} ${user.last_name ?? ''}`.trim()
-      names.set(String(user.code), name || String(user.code))
-    }
+    const rows = await readQuery(
+      `SELECT code, first_name, last_name, sstamp FROM users WHERE code IN (${part.map(() => '?').join(', ')})`,
+      part
+    )
+    for (const row of rows)
+      users[row.code] = {
+        n: `${row.first_name ?? ''} ${row.last_name ?? ''}`.trim() || row.code,
+        s: Number(row.sstamp),
+      }
   }
-  return names
+  return users
+}
+
+/** Display names of users by code, for pivots and smart texts. */
+export async function userNamesOf(codes: Iterable<string>): Promise<Map<string, string>> {
+  const users = await usersByCode(codes)
+  return new Map(Object.entries(users).map(([code, user]) => [code, user.n]))
 }
