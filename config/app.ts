@@ -30,9 +30,12 @@ export function trustedProxies(list: string | undefined): (address: string) => b
   if (entries.length === 0) return () => false
   const trusted = new BlockList()
   for (const entry of entries.flatMap((name) => NAMED_RANGES[name] ?? [name])) {
-    const [address, prefix] = entry.split('/')
+    const [address, prefix, ...rest] = entry.split('/')
     const family = isIP(address)
-    if (family === 0 || (prefix !== undefined && !/^\d{1,3}$/.test(prefix)))
+    // A prefix past the family's bits would reach BlockList as a RangeError naming no variable.
+    const bits = family === 6 ? 128 : 32
+    const badPrefix = prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits)
+    if (family === 0 || badPrefix || rest.length > 0)
       throw new Error(`TRUSTED_PROXIES: not an address or range: ${entry}`)
     const type = family === 6 ? 'ipv6' : 'ipv4'
     if (prefix === undefined) trusted.addAddress(address, type)

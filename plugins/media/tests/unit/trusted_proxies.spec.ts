@@ -19,5 +19,8 @@ test.group('TRUSTED_PROXIES (config/app.ts trustProxy)', () => {
   test('a wrong entry stops the boot', ({ assert }) => {
     assert.throws(() => trustedProxies('proxy.example'), /TRUSTED_PROXIES/)
     assert.throws(() => trustedProxies('10.0.0.0/x'), /TRUSTED_PROXIES/)
+    for (const entry of ['10.0.0.0/33', '2001:db8::/129', '10.0.0.0/8/9'])
+      assert.throws(() => trustedProxies(entry), /TRUSTED_PROXIES/, entry)
+    assert.isTrue(trustedProxies('10.0.0.0/32, 2001:db8::/128')('10.0.0.0'))
   })
 })
