@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { login } from '#tests/helpers/users'
-import { caller, errorCode, makeBook, ok } from '../helpers/tables.js'
+import { addField, addRows, caller, errorCode, makeBook, ok } from '../helpers/tables.js'
 
 /**
  * A table of sales with known values: color (enum), day (date), qty
@@ -12,18 +12,12 @@ async function fixture() {
   const call = caller(book.session)
   const base = { b_o: book.b_o, b_c: book.b_c }
   const shops = ok(await call('createTable', { ...base, name: 'Shops' })).catId as number
-  const shopName = ok(await call('createField', { catId: shops, name: 'Name', type: 'shorttext' }))
-    .fieldId as number
-  const shopRows = ok(
-    await call('createOrUpdateTableRows', {
-      rows: JSON.stringify({ tmp0: { [shopName]: 'Paris' }, tmp1: { [shopName]: 'Lyon' } }),
-    })
-  ).newRows.map((row: any) => row.id) as number[]
+  const shopName = await addField(call, shops, 'Name', 'shorttext')
+  const shopRows = await addRows(call, [{ [shopName]: 'Paris' }, { [shopName]: 'Lyon' }])
   const [paris, lyon] = shopRows
   const { catId } = ok(await call('createTable', { ...base, name: 'Sales' }))
-  const field = async (name: string, type: string, options: Record<string, unknown> = {}) =>
-    ok(await call('createField', { catId, name, type, options: JSON.stringify(options) }))
-      .fieldId as number
+  const field = (name: string, type: string, options?: Record<string, unknown>) =>
+    addField(call, catId, name, type, options)
   const f = {
     name: await field('Name', 'shorttext'),
     color: await field('Color', 'enum', { values: ['red', 'blue', 'green'] }),
@@ -42,13 +36,10 @@ async function fixture() {
     ['f', 'red', '2024-01-14', '1', '', ''],
   ]
   const keys = Object.values(f)
-  const rows = Object.fromEntries(
-    data.map((values, i) => [
-      `tmp${i}`,
-      Object.fromEntries(values.map((value, j) => [String(keys[j]), value])),
-    ])
+  await addRows(
+    call,
+    data.map((values) => Object.fromEntries(values.map((value, j) => [String(keys[j]), value])))
   )
-  ok(await call('createOrUpdateTableRows', { rows: JSON.stringify(rows) }))
   return { book, call, base, catId: catId as number, f, paris, lyon }
 }
 

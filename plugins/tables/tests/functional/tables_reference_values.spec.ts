@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { login } from '#tests/helpers/users'
-import { caller, errorCode, makeBook, ok } from '../helpers/tables.js'
+import { addField, addRows, caller, errorCode, makeBook, ok } from '../helpers/tables.js'
 
 /** Companies (name, country) and Deals with a link to Companies; a reader member. */
 async function fixture() {
@@ -8,16 +8,8 @@ async function fixture() {
   const call = caller(book.session)
   const base = { b_o: book.b_o, b_c: book.b_c }
   const companies = ok(await call('createTable', { ...base, name: 'Companies' })).catId as number
-  const name = ok(await call('createField', { catId: companies, name: 'Name', type: 'shorttext' }))
-    .fieldId as number
-  const country = ok(
-    await call('createField', {
-      catId: companies,
-      name: 'Country',
-      type: 'enum',
-      options: JSON.stringify({ values: ['FR', 'DE'] }),
-    })
-  ).fieldId as number
+  const name = await addField(call, companies, 'Name', 'shorttext')
+  const country = await addField(call, companies, 'Country', 'enum', { values: ['FR', 'DE'] })
   const data = [
     ['Acme 100%', 'FR'],
     ['Beta', 'DE'],
@@ -25,10 +17,10 @@ async function fixture() {
     ['Gamma', 'DE'],
     ['Acme1000', 'FR'],
   ]
-  const rows = Object.fromEntries(data.map(([n, c], i) => [`tmp${i}`, { [name]: n, [country]: c }]))
-  const ids = ok(await call('createOrUpdateTableRows', { rows: JSON.stringify(rows) })).newRows.map(
-    (row: any) => row.id
-  ) as number[]
+  const ids = await addRows(
+    call,
+    data.map(([n, c]) => ({ [name]: n, [country]: c }))
+  )
   const { viewId: french } = ok(
     await call('createView', {
       catId: companies,
@@ -42,16 +34,8 @@ async function fixture() {
     })
   )
   const deals = ok(await call('createTable', { ...base, name: 'Deals' })).catId as number
-  const title = ok(await call('createField', { catId: deals, name: 'Title', type: 'shorttext' }))
-    .fieldId as number
-  const link = ok(
-    await call('createField', {
-      catId: deals,
-      name: 'Company',
-      type: 'link',
-      options: JSON.stringify({ linkCatId: companies }),
-    })
-  ).fieldId as number
+  const title = await addField(call, deals, 'Title', 'shorttext')
+  const link = await addField(call, deals, 'Company', 'link', { linkCatId: companies })
   return { book, call, companies, deals, name, country, ids, french, title, link }
 }
 

@@ -1,6 +1,15 @@
 import { test } from '@japa/runner'
 import { login } from '#tests/helpers/users'
-import { caller, errorCode, makeBook, ok, rowsChangedEvents, rowsOf } from '../helpers/tables.js'
+import {
+  addField,
+  addRows,
+  caller,
+  errorCode,
+  makeBook,
+  ok,
+  rowsChangedEvents,
+  rowsOf,
+} from '../helpers/tables.js'
 
 /** A table of orders with one field of each formatted type and two smart text fields. */
 async function fixture() {
@@ -8,24 +17,11 @@ async function fixture() {
   const call = caller(book.session)
   const base = { b_o: book.b_o, b_c: book.b_c }
   const shops = ok(await call('createTable', { ...base, name: 'Shops' })).catId as number
-  const shopName = ok(await call('createField', { catId: shops, name: 'Name', type: 'shorttext' }))
-    .fieldId as number
-  const [shop] = ok(
-    await call('createOrUpdateTableRows', {
-      rows: JSON.stringify({ tmp0: { [shopName]: 'Paris & Co' } }),
-    })
-  ).newRows.map((row: any) => row.id) as number[]
+  const shopName = await addField(call, shops, 'Name', 'shorttext')
+  const [shop] = await addRows(call, [{ [shopName]: 'Paris & Co' }])
   const catId = ok(await call('createTable', { ...base, name: 'Orders' })).catId as number
-  const field = async (name: string, type: string, options: Record<string, unknown> = {}) =>
-    ok(
-      await call('createField', {
-        catId,
-        name,
-        type,
-        code: name.toLowerCase(),
-        options: JSON.stringify(options),
-      })
-    ).fieldId as number
+  const field = (name: string, type: string, options: Record<string, unknown> = {}) =>
+    addField(call, catId, name, type, options, { code: name.toLowerCase() })
   const f = {
     name: await field('Name', 'shorttext'),
     price: await field('Price', 'double', { numformat: '0.00' }),
@@ -38,21 +34,17 @@ async function fixture() {
   const template = `{Name}: <b>{price}</b> on {Day}, {Color}, {Owner}, {Done}, {f${f.shop}} {Nope}`
   const html = await field('Summary', 'smarttext', { template, templateFormat: 'html' })
   const plain = await field('Plain', 'smarttext', { template: '{Name} costs {Price}' })
-  const [rowId] = ok(
-    await call('createOrUpdateTableRows', {
-      rows: JSON.stringify({
-        tmp0: {
-          [f.name]: 'Tom <script>',
-          [f.price]: '3.5',
-          [f.day]: '2024-03-09',
-          [f.color]: 'red',
-          [f.owner]: book.b_o,
-          [f.done]: '1',
-          [f.shop]: String(shop),
-        },
-      }),
-    })
-  ).newRows.map((row: any) => row.id) as number[]
+  const [rowId] = await addRows(call, [
+    {
+      [f.name]: 'Tom <script>',
+      [f.price]: '3.5',
+      [f.day]: '2024-03-09',
+      [f.color]: 'red',
+      [f.owner]: book.b_o,
+      [f.done]: '1',
+      [f.shop]: String(shop),
+    },
+  ])
   return { book, call, catId, f, html, plain, rowId }
 }
 

@@ -4,7 +4,15 @@ import { answerOf, bracketPairs } from '#tests/helpers/rpc'
 import { serverUrl } from '#tests/helpers/server'
 import { login, makeUser } from '#tests/helpers/users'
 import { TOKEN_RATE, addressKey, tokenLimiters } from '../../services/table_tokens_service.js'
-import { caller, makeBook, ok, rowsChangedEvents, rowsOf } from '../helpers/tables.js'
+import {
+  addField,
+  addRows,
+  caller,
+  makeBook,
+  ok,
+  rowsChangedEvents,
+  rowsOf,
+} from '../helpers/tables.js'
 
 /**
  * A token operation over real HTTP, without any session. Every request of the tests comes from
@@ -42,9 +50,8 @@ async function fixture() {
   const call = caller(book.session)
   const catId = ok(await call('createTable', { b_o: book.b_o, b_c: book.b_c, name: 'Leads' }))
     .catId as number
-  const field = async (name: string, type: string, options: Record<string, unknown> = {}) =>
-    ok(await call('createField', { catId, name, type, options: JSON.stringify(options) }))
-      .fieldId as number
+  const field = (name: string, type: string, options: Record<string, unknown> = {}) =>
+    addField(call, catId, name, type, options)
   const f = {
     name: await field('Name', 'shorttext'),
     secret: await field('Secret', 'shorttext'),
@@ -58,12 +65,9 @@ async function fixture() {
       hiddenFields: JSON.stringify([f.secret]),
     })
   ).viewId as number
-  const [rowId] = ok(
-    await call('createOrUpdateTableRows', {
-      catId,
-      rows: JSON.stringify({ tmp0: { [f.name]: 'Ada', [f.secret]: 'hush', [f.color]: 'red' } }),
-    })
-  ).newRows.map((row: any) => row.id) as number[]
+  const [rowId] = await addRows(call, [{ [f.name]: 'Ada', [f.secret]: 'hush', [f.color]: 'red' }], {
+    catId,
+  })
   const token = async (params: Record<string, unknown>) =>
     ok(await call('createTableToken', { b_o: book.b_o, catId, ...params }))
   return { book, call, catId, f, viewId, rowId, token }

@@ -59,6 +59,34 @@ export function caller(session: Session | null): Call {
   }
 }
 
+/** A new field of table `catId` (`options` sent as JSON, `extra` e.g. a code): its id. */
+export async function addField(
+  call: Call,
+  catId: number,
+  name: string,
+  type: string,
+  options?: Record<string, unknown>,
+  extra: Record<string, unknown> = {}
+): Promise<number> {
+  const params = { catId, name, type, ...extra }
+  const answer = await call(
+    'createField',
+    options ? { ...params, options: JSON.stringify(options) } : params
+  )
+  return ok(answer).fieldId as number
+}
+
+/** New rows (createOrUpdateTableRows, tmp0, tmp1, ... in order): their ids. */
+export async function addRows(
+  call: Call,
+  rows: Record<string, unknown>[],
+  extra: Record<string, unknown> = {}
+): Promise<number[]> {
+  const keyed = Object.fromEntries(rows.map((values, i) => [`tmp${i}`, values]))
+  const answer = await call('createOrUpdateTableRows', { ...extra, rows: JSON.stringify(keyed) })
+  return ok(answer).newRows.map((row: any) => Number(row.id))
+}
+
 export function ok(body: Record<string, any>) {
   if (body.status !== 'ok') throw new Error(`expected ok: ${JSON.stringify(body)}`)
   return body
