@@ -5,7 +5,7 @@ import { rpcError } from '#core/rpc/errors'
 import { OutboxService } from '#core/outbox/outbox_service'
 import type { DeliveryState } from '#core/outbox/types'
 import { serializeDelivery } from '../serializers/webhook_serializer.js'
-import { CHANNEL, recipientOf, WebhookService } from './webhook_service.js'
+import { CHANNEL, recipientOf, WebhookService, type WebhookRow } from './webhook_service.js'
 import type { WebhookPayload } from './payloads.js'
 
 export const DELIVERY_STATES: DeliveryState[] = [
@@ -65,16 +65,16 @@ export class DeliveryLog {
       if (!row || row.channel !== CHANNEL)
         throw rpcError('NOT_FOUND', `Delivery ${input.deliveryId} not found`)
       const webhookId = Number(row.recipient.slice(3))
-      await this.webhooks.owned(actor, webhookId)
-      await this.assertActive(webhookId)
+      const { row: subscription } = await this.webhooks.owned(actor, webhookId)
+      assertActive(subscription)
       if (!(await this.outbox.redeliver(input.deliveryId)))
         throw rpcError('CONFLICT', `Delivery ${input.deliveryId} is being sent right now`)
       return [input.deliveryId]
     }
     if (!input.webhookId)
       throw rpcError('MISSING_PARAMETER', 'Missing parameter: deliveryId (or webhookId and since)')
-    await this.webhooks.owned(actor, input.webhookId)
-    await this.assertActive(input.webhookId)
+    const { row } = await this.webhooks.owned(actor, input.webhookId)
+    assertActive(row)
     const ids = await this.outbox.failedSince(
       CHANNEL,
       recipientOf(input.webhookId),
@@ -82,15 +82,6 @@ export class DeliveryLog {
     )
     for (const id of ids) await this.outbox.redeliver(id)
     return ids
-  }
-
-  private async assertActive(webhookId: number) {
-    const row = await db.from('webhooks').where('id', webhookId).select('active').first()
-    if (!row || !Number(row.active))
-      throw rpcError(
-        'CONFLICT',
-        `Webhook ${webhookId} is disabled: enable it (updateWebhook active=1) before redelivering`
-      )
   }
 
   /** Sends a `webhook.test` event now (whatever the subscription's events). */
@@ -132,4 +123,13 @@ export class DeliveryLog {
       .first()
     return { deliveryId: Number(delivery?.id ?? 0), idempotencyKey }
   }
+}
+
+/** Redelivery needs an enabled subscription (owned() has just read its row). */
+function assertActive(row: WebhookRow) {
+  if (!Number(row.active))
+    throw rpcError(
+      'CONFLICT',
+      `Webhook ${row.id} is disabled: enable it (updateWebhook active=1) before redelivering`
+    )
 }

@@ -115,7 +115,13 @@ export class WebhookService {
     return { book, category: null }
   }
 
-  async create(actor: Actor, target: TargetInput, input: WebhookInput & { url: string }) {
+  /** `triggerUrl`: updateTable's triggerUpdateUrl webhook (setTriggerUrl), marked in the same insert. */
+  async create(
+    actor: Actor,
+    target: TargetInput,
+    input: WebhookInput & { url: string },
+    options: { triggerUrl?: boolean } = {}
+  ) {
     const { book, category } = await this.target(actor, target)
     const url = checkUrl(input.url)
     const events = checkEvents(input.events ?? '', category !== null)
@@ -143,6 +149,7 @@ export class WebhookService {
       field_ids: fieldIds.join(','),
       description: input.description ?? '',
       active: true,
+      is_trigger_url: options.triggerUrl ?? false,
       secret: seal(secret),
       created_by: actor.user.id,
       created_at: now,
@@ -173,23 +180,22 @@ export class WebhookService {
   }
 
   /** A subscription the actor administers (NOT_FOUND otherwise, as for a table one may not see). */
-  async owned(actor: Actor, id: number): Promise<Subscription> {
+  async owned(actor: Actor, id: number) {
     const found = await this.find(id)
     if (!found) throw rpcError('NOT_FOUND', `Webhook ${id} not found`)
     restrictToArea(actor, found.row.category_id ? 'tables' : 'messages')
     restrictToBook(actor, found.book)
-    if (found.row.category_id)
-      await this.tables.forCategory(actor, Number(found.row.category_id), 'admin')
-    else await this.books.assert(actor, found.book, 'admin')
-    return found
+    if (!found.row.category_id) {
+      await this.books.assert(actor, found.book, 'admin')
+      return { ...found, category: null }
+    }
+    // The table's check answers the table (its fields): update checks fieldIds against it.
+    const scope = await this.tables.forCategory(actor, Number(found.row.category_id), 'admin')
+    return { ...found, category: scope.category }
   }
 
   async update(actor: Actor, id: number, input: WebhookInput) {
-    const { row } = await this.owned(actor, id)
-    const scope = row.category_id
-      ? await this.tables.forCategory(actor, Number(row.category_id), 'admin')
-      : null
-    const category = scope?.category ?? null
+    const { category } = await this.owned(actor, id)
     const changes: Record<string, unknown> = { updated_at: Date.now() }
     if (input.url !== undefined) changes.url = checkUrl(input.url)
     if (input.events !== undefined)
@@ -261,15 +267,12 @@ export class WebhookService {
       await this.update(actor, Number(existing.id), { url, active: true })
       return
     }
-    const created = await this.create(
+    await this.create(
       actor,
       { catId },
-      { url, events: 'row.created,row.updated,row.deleted', description: 'triggerUpdateUrl' }
+      { url, events: 'row.created,row.updated,row.deleted', description: 'triggerUpdateUrl' },
+      { triggerUrl: true }
     )
-    await db
-      .from('webhooks')
-      .where('id', created.subscription.row.id)
-      .update({ is_trigger_url: true })
   }
 
   /** The trigger URLs of some tables (getBookTables' triggerUpdateUrl). */

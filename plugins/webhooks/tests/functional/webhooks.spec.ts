@@ -99,6 +99,40 @@ test.group('webhooks: subscriptions', (group) => {
     const after = await db.from('webhooks').count('* as n').first()
     assert.equal(Number(after.n), Number(before.n))
   })
+  test('updateWebhook checks fieldIds against its own table; a disabled webhook is not redelivered', async ({
+    assert,
+  }) => {
+    const { webhook } = ok(
+      await call('createWebhook', {
+        b_o: book.b_o,
+        catId: t.catId,
+        url: 'https://hooks.example.com/update',
+        events: 'row.created',
+      })
+    )
+    const other = await table(call, book)
+    assert.equal(
+      await errorCode(
+        call('updateWebhook', { webhookId: webhook.id, fieldIds: String(other.qty) })
+      ),
+      'INVALID_PARAMETER'
+    )
+    const updated = ok(
+      await call('updateWebhook', { webhookId: webhook.id, fieldIds: String(t.qty), active: 0 })
+    )
+    assert.containsSubset(updated.webhook, { fieldIds: [t.qty], active: false })
+    assert.equal(
+      await errorCode(call('redeliverWebhook', { webhookId: webhook.id, since: 0 })),
+      'CONFLICT'
+    )
+    // A member who is not the table's administrator may not change it.
+    assert.equal(
+      await errorCode(
+        caller(book.members[0].session)('updateWebhook', { webhookId: webhook.id, active: 1 })
+      ),
+      'FORBIDDEN'
+    )
+  })
 })
 
 test.group('webhooks: deliveries', (group) => {
