@@ -1,12 +1,12 @@
 import { test } from '@japa/runner'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
 import { onMysql, hasRedis } from '#tests/helpers/database'
 import { ROOT, signIn, startQuire } from '../../../bench/lib/quire_process.js'
+import { childEnv } from '#tests/helpers/child_env'
 
 /** Lines a clean start or stop must never log (pino's level names, as pino-pretty prints them). */
 const ALARMS = /\b(FATAL|ERROR)\b|"level":\s*(50|60)\b/
@@ -19,16 +19,17 @@ async function throwawayEnv() {
   const suffix = randomBytes(4).toString('hex')
   const database = `quire_clean_stop_${suffix}`
   await db.rawQuery(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4`)
+  const env = childEnv({
+    LOG_LEVEL: 'info',
+    DB_DATABASE: database,
+    REDIS_PREFIX: `quire_clean_stop_${suffix}:`,
+  })
   return {
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      DB_DATABASE: database,
-      REDIS_PREFIX: `quire_clean_stop_${suffix}:`,
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'quire-clean-stop-')),
+    env,
+    drop: async () => {
+      await db.rawQuery(`DROP DATABASE IF EXISTS \`${database}\``)
+      rmSync(env.DATA_DIR!, { recursive: true, force: true })
     },
-    drop: () => db.rawQuery(`DROP DATABASE IF EXISTS \`${database}\``),
   }
 }
 
@@ -56,7 +57,7 @@ test.group('Clean start and stop on MariaDB + Redis', () => {
     cleanup(drop)
     const setup = spawnSync(process.execPath, ['ace', 'quire:setup'], { cwd: ROOT, env })
     assert.equal(setup.status, 0, `${setup.stdout}${setup.stderr}`)
-    const admin = JSON.parse(readFileSync(join(env.DATA_DIR, 'demo-admin.json'), 'utf8'))
+    const admin = JSON.parse(readFileSync(join(env.DATA_DIR!, 'demo-admin.json'), 'utf8'))
 
     const server = await startQuire(env)
     let logs = ''
