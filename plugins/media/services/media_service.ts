@@ -177,8 +177,12 @@ export class MediaService {
     )
   }
 
-  /** Runs an attach (`recorded` records the file for it); when it fails, the stored file and its row go. */
-  private async undoneOnFailure<T>(
+  /**
+   * Runs an attach of a stored file (`recorded` records the file for it: a
+   * message's, a cell's, a profile image); when it fails, the stored file and
+   * its row go.
+   */
+  async undoneOnFailure<T>(
     stored: StoredUpload,
     owner: number,
     attach: (recorded: (where: FilePlace) => Promise<number>) => Promise<T>

@@ -44,11 +44,10 @@ export class ProfileService {
   /** setProfileImage (extension): the uploaded image becomes the user's; uimgStamp moves. */
   async setProfileImage(actor: Actor, upload: UploadedFile | undefined) {
     const stored = await this.media.storeFirst(upload)
-    let id: number | undefined
-    try {
+    return this.media.undoneOnFailure(stored, actor.user.id, async (recorded) => {
       if (stored.kind !== 'image')
         throw rpcError('INVALID_PARAMETER', 'A profile image must be an image', { field: 'qqfile' })
-      id = await this.media.record(stored, actor.user.id, { purpose: 'profile' })
+      const id = await recorded({ purpose: 'profile' })
       const uimgStamp = await this.users.touchProfileImage(actor.user.id)
       await this.files.retireOtherProfiles(actor.user.id, id)
       const prefix = mediaConfig.urlPrefix
@@ -59,10 +58,7 @@ export class ProfileService {
         url: `${prefix}/dbi/ui/tb/${actor.user.code}/${uimgStamp}`,
         urlFull: `${prefix}/dbi/ui/full/${actor.user.code}/${uimgStamp}`,
       }
-    } catch (error) {
-      await this.media.discard(stored, id)
-      throw error
-    }
+    })
   }
 
   /**
