@@ -240,9 +240,9 @@ export class HistoryService {
       .orderBy('id', 'desc')
       .limit(nbMax)
       .offset((page - 1) * nbMax)
-    const users = await this.comments.users(entries.map((entry: Row) => entry.user_code))
-    const principals = await this.comments.users(
-      entries.map((entry: Row) => entry.principal_code).filter(Boolean)
+    // Authors and the principals they acted for, in one query.
+    const users = await this.comments.users(
+      entries.flatMap((entry: Row) => [entry.user_code, entry.principal_code].filter(Boolean))
     )
     return {
       catId: category.id,
@@ -258,7 +258,7 @@ export class HistoryService {
         onBehalfOf: entry.principal_code
           ? {
               c: entry.principal_code,
-              n: principals[entry.principal_code]?.n ?? entry.principal_code,
+              n: users[entry.principal_code]?.n ?? entry.principal_code,
             }
           : null,
       })),
