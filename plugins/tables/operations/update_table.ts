@@ -6,7 +6,6 @@ import { flag, int, looseText, object, stamp } from '#core/rpc/wire'
 import { StructureService } from '../services/structure_service.js'
 import { ownerField } from '../validators/params.js'
 import { TABLE_LIMITS } from '../lib/limits.js'
-import { triggerUrlHook } from '../lib/trigger_url_hook.js'
 
 const validator = vine.compile(
   vine.object({
@@ -37,9 +36,6 @@ export default class UpdateTable extends BaseOperation {
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    // The table's webhook for that URL first (webhooks plugin): a refused URL stores nothing.
-    if (input.triggerUpdateUrl !== undefined)
-      await triggerUrlHook.apply(ctx.actor!, input.catId, input.triggerUpdateUrl)
     await this.structure.updateTable(ctx.actor!, input.catId, input)
     return { catId: input.catId }
   }

@@ -38,6 +38,7 @@ import { asIdList, asList, asObject, flagOr } from '../lib/wire.js'
 import { fieldValidator } from '../validators/params.js'
 import { assertFilterCount, assertRoomFor, settingJson } from '../lib/limits.js'
 import { fixedCodeBase, fixedCodeCandidate } from '../lib/fixed_code.js'
+import { triggerUrlHook } from '../lib/trigger_url_hook.js'
 
 const fixedCode = (prefix: string) => `${prefix}${randomBytes(6).toString('hex')}`
 const unix = () => Math.floor(Date.now() / 1000)
@@ -241,6 +242,9 @@ export class StructureService {
 
   async updateTable(actor: Actor, categoryId: number, input: TableInput) {
     const { category, form } = await this.access.forCategory(actor, categoryId, 'admin', input.b_o)
+    // The table's webhook for that URL first (webhooks plugin): a refused URL stores nothing.
+    if (input.triggerUpdateUrl !== undefined)
+      await triggerUrlHook.apply(actor, category.id, input.triggerUpdateUrl)
     await this.stamps.write(async ({ trx, stamp }) => {
       const changes: Record<string, unknown> = {}
       if (input.name !== undefined) {
