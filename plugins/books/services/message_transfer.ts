@@ -89,7 +89,9 @@ export class MessageTransfer {
           reminderData: JSON.parse(eventView.row.reminder_data ?? '{}'),
         })
       }
-      const moved = input.move ? await this.writer.markDeleted(trx, stamp, source.id, row) : false
+      await this.writer.stage(trx, afterCommit, 'created', actor, target, inserted, stamp)
+      const moved = input.move ? await this.writer.markDeleted(trx, stamp, source.id, row) : null
+      if (moved) await this.writer.stage(trx, afterCommit, 'deleted', actor, source, moved, stamp)
       afterCommit(async () => {
         await this.writer.afterCreate(actor, target, inserted, null, {
           bookId: source.id,

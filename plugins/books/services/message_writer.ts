@@ -129,8 +129,9 @@ export class MessageWriter {
    * Inside a message write's transaction: stages `books:message_changed` for
    * the outbox (webhooks), only when a contributor wants this book (a cheap,
    * synchronous check: a book nobody subscribes to costs nothing more).
+   * Shared: MessageTransfer stages its copy and its move's removal.
    */
-  private async stage(
+  async stage(
     trx: TransactionClientContract,
     afterCommit: (callback: () => unknown) => void,
     kind: 'created' | 'updated' | 'deleted',
