@@ -95,6 +95,54 @@ test.group('webhooks: message and comment events', (group) => {
     )
   })
 
+  test('copyOrMoveMessage: the copy is message.created in the target book, a move is also message.deleted in the source', async ({
+    assert,
+  }) => {
+    const target = `${book.b_c}t`
+    ok(await call('createBook', { b_c: target }))
+    const subscribe = async (b_c: string) => {
+      const created = ok(
+        await call('createWebhook', {
+          b_o: book.b_o,
+          b_c,
+          url: receiver.url,
+          events: 'message.created,message.deleted',
+        })
+      )
+      receiver.state.secrets.push(created.secret)
+      return created.webhook.id as number
+    }
+    const sourceHook = await subscribe(book.b_c)
+    const targetHook = await subscribe(target)
+    const sent = ok(await call('sendMsg', { b_o: book.b_o, b_c: book.b_c, msg: 'travels' }))
+    const smid = sent.createMessageId
+    const base = { b_o: book.b_o, b_c: book.b_c, msg_id: smid, to_b_c: target }
+    const copied = ok(await call('copyOrMoveMessage', base))
+    const moved = ok(await call('copyOrMoveMessage', { ...base, move: 1 }))
+    await eventually(async () => receiver.received.length >= 4)
+    assert.lengthOf(receiver.rejected, 0)
+    const seen = (webhookId: number) =>
+      receiver.received
+        .filter((entry) => entry.body.data.webhookId === webhookId)
+        .map((entry) => [entry.body.type, entry.body.data.smid, entry.body.data.message.msg])
+    assert.deepEqual(seen(sourceHook), [
+      ['message.created', smid, 'travels'],
+      ['message.deleted', smid, ''],
+    ])
+    assert.sameDeepMembers(seen(targetHook), [
+      ['message.created', copied.createMessageId, 'travels'],
+      ['message.created', moved.createMessageId, 'travels'],
+    ])
+    const [copy] = receiver.received.filter(
+      (entry) => entry.body.data.smid === copied.createMessageId
+    )
+    assert.containsSubset(copy.body.data, {
+      book: { b_o: book.b_o, b_c: target },
+      uuid: copied.uuid,
+      actor: { u_c: book.b_o, onBehalfOf: null },
+    })
+  })
+
   test('a new cell comment delivers comment.created; an edit of it does not', async ({
     assert,
   }) => {
