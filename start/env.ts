@@ -180,4 +180,13 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_APNS_TOPIC: Env.schema.string.optional(),
   GATEWAYS_APNS_BASE_URL: Env.schema.string.optional(),
   GATEWAYS_PUSH_TIMEOUT_MS: Env.schema.number.optional(),
+  /** E-mail out (plugins/gateways/README.md): SMTP server, its account, the From, time limit; links' origin. */
+  GATEWAYS_SMTP_HOST: Env.schema.string.optional(),
+  GATEWAYS_SMTP_PORT: Env.schema.number.optional(),
+  GATEWAYS_SMTP_SECURE: Env.schema.boolean.optional(),
+  GATEWAYS_SMTP_USER: Env.schema.string.optional(),
+  GATEWAYS_SMTP_PASSWORD: Env.schema.string.optional(),
+  GATEWAYS_MAIL_FROM: Env.schema.string.optional(),
+  GATEWAYS_SMTP_TIMEOUT_MS: Env.schema.number.optional(),
+  GATEWAYS_PUBLIC_URL: Env.schema.string.optional(),
 })

@@ -48,6 +48,21 @@ const gatewaysConfig = {
   pushTimeoutMs: env.get('GATEWAYS_PUSH_TIMEOUT_MS', 10_000),
   /** Characters of the message's text a notification carries (the rest is cut, with an ellipsis). */
   pushTextLength: 200,
+  /** E-mail out (copies, invitations, reminders) over SMTP; off while no host is set. */
+  smtp: {
+    host: env.get('GATEWAYS_SMTP_HOST')?.trim() || undefined,
+    port: env.get('GATEWAYS_SMTP_PORT', 587),
+    /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
+    secure: env.get('GATEWAYS_SMTP_SECURE', false),
+    user: env.get('GATEWAYS_SMTP_USER')?.trim() || undefined,
+    password: env.get('GATEWAYS_SMTP_PASSWORD') || undefined,
+    /** The From of every mail Quire sends (`Quire <quire@example.org>`). */
+    from: env.get('GATEWAYS_MAIL_FROM')?.trim() || undefined,
+    /** Connection, greeting and each command's time limit (ms). */
+    timeoutMs: env.get('GATEWAYS_SMTP_TIMEOUT_MS', 20_000),
+  },
+  /** The origin links in outgoing mail and SMS point to (invitations); default http://localhost:PORT. */
+  publicUrl: env.get('GATEWAYS_PUBLIC_URL')?.trim().replace(/\/+$/, '') || undefined,
 }
 
 export default gatewaysConfig
