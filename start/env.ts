@@ -168,6 +168,9 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_RATE_WINDOW: Env.schema.string.optional(),
   /** The private token of the SMS Gateway for Android app's device registration (unset: off). */
   GATEWAYS_ANDROID_PRIVATE_TOKEN: Env.schema.string.optional(),
+  /** Outbound SMS: the time a gateway has to confirm one it collected, and hand-outs in all. */
+  GATEWAYS_SMS_ACK_TIMEOUT_MS: Env.schema.number.optional(),
+  GATEWAYS_SMS_MAX_ATTEMPTS: Env.schema.number.optional(),
   /** Push (plugins/gateways/README.md): FCM HTTP v1 service account (JSON or file path), project, URLs. */
   GATEWAYS_FCM_SERVICE_ACCOUNT: Env.schema.string.optional(),
   GATEWAYS_FCM_PROJECT_ID: Env.schema.string.optional(),
@@ -189,4 +192,12 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_MAIL_FROM: Env.schema.string.optional(),
   GATEWAYS_SMTP_TIMEOUT_MS: Env.schema.number.optional(),
   GATEWAYS_PUBLIC_URL: Env.schema.string.optional(),
+  /** E-mail in (plugins/gateways/README.md): the domain of book addresses (<b_c>.<b_o>@MAIL_DOMAIN). */
+  MAIL_DOMAIN: Env.schema.string.optional(),
+  /** The inbound SMTP listener (unset port: off), the webhook's bearer token, size and rate limits. */
+  GATEWAYS_SMTP_LISTEN_PORT: Env.schema.number.optional(),
+  GATEWAYS_SMTP_LISTEN_HOST: Env.schema.string.optional(),
+  GATEWAYS_MAIL_INBOUND_TOKEN: Env.schema.string.optional(),
+  GATEWAYS_MAIL_MAX_BYTES: Env.schema.number.optional(),
+  GATEWAYS_MAIL_RATE_PER_SENDER: Env.schema.number.optional(),
 })

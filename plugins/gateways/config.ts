@@ -22,6 +22,10 @@ const gatewaysConfig = {
    * no phone may register through the app's device API.
    */
   androidPrivateToken: env.get('GATEWAYS_ANDROID_PRIVATE_TOKEN')?.trim() || undefined,
+  /** How long a gateway has to confirm an SMS it collected before it goes back to the queue (ms). */
+  smsAckTimeoutMs: env.get('GATEWAYS_SMS_ACK_TIMEOUT_MS', 600_000),
+  /** Hand-outs of one SMS in all (first included); unconfirmed after the last, it is failed. */
+  smsMaxAttempts: env.get('GATEWAYS_SMS_MAX_ATTEMPTS', 3),
   /** Push through FCM HTTP v1 (gcm_rid, gcm_nk devices); off while no service account is set. */
   fcm: {
     /** The service account's JSON key: the JSON itself, or the path of its file. */
@@ -63,6 +67,21 @@ const gatewaysConfig = {
   },
   /** The origin links in outgoing mail and SMS point to (invitations); default http://localhost:PORT. */
   publicUrl: env.get('GATEWAYS_PUBLIC_URL')?.trim().replace(/\/+$/, '') || undefined,
+  /** E-mail in: book addresses, the SMTP listener, the relay webhook (README.md, "E-mail in"). */
+  mailIn: {
+    /** The domain of book addresses `<b_c>.<b_o>@<domain>`; unset, books have no address. */
+    domain: env.get('MAIL_DOMAIN')?.trim().toLowerCase() || undefined,
+    /** The inbound SMTP listener's port; unset, no listener is started. */
+    smtpPort: env.get('GATEWAYS_SMTP_LISTEN_PORT'),
+    /** The address it listens on (0.0.0.0 to receive from other machines). */
+    smtpHost: env.get('GATEWAYS_SMTP_LISTEN_HOST')?.trim() || '127.0.0.1',
+    /** The bearer token of the relay webhook (POST /gateways/mail/inbound); unset, it answers 401. */
+    inboundToken: env.get('GATEWAYS_MAIL_INBOUND_TOKEN')?.trim() || undefined,
+    /** The largest raw message accepted (bytes, attachments included; advertised as SMTP SIZE). */
+    maxBytes: env.get('GATEWAYS_MAIL_MAX_BYTES', 25 * 1024 * 1024),
+    /** Messages one sender address may send per GATEWAYS_RATE_WINDOW. */
+    ratePerSender: env.get('GATEWAYS_MAIL_RATE_PER_SENDER', 30),
+  },
 }
 
 export default gatewaysConfig
