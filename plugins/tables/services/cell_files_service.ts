@@ -67,7 +67,8 @@ export class CellFilesService {
    * Appends a file to the cell's list (a read-modify-write: the caller runs
    * one attach per cell at a time, the media plugin's SharedLock). Answers
    * the row's id (the new row's for a tmp id) and how many files of the
-   * entry's `type` the cell lists.
+   * entry's `type` the cell lists. Without bypassUrlTrigger the write takes
+   * api.php's default (urlTriggerDefaults), as every other table write does.
    */
   async attach(
     actor: Actor,
@@ -82,7 +83,7 @@ export class CellFilesService {
       fieldId: target.field.id,
       value: list,
       b_o: target.book.b_o,
-      bypassUrlTrigger: options.bypassUrlTrigger ?? true,
+      bypassUrlTrigger: options.bypassUrlTrigger,
       source: 'api',
     })
     const rowId = target.isTmp ? Number(written.newRows[0]?.id ?? 0) : Number(target.rowKey)

@@ -3,6 +3,7 @@ import app from '@adonisjs/core/services/app'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { urlTriggerDefaults } from '#plugins/tables/lib/trigger_url_hook'
 import { eventually, ok, type Call } from '#plugins/tables/tests/helpers/tables'
+import { files, upload } from '#plugins/media/tests/helpers/media'
 import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
 import webhooksConfig from '../../config.js'
 import type { Receiver } from '../helpers/receiver.js'
@@ -106,6 +107,52 @@ test.group('webhooks: disabling tells the creator; api.php default', (group) => 
         .filter((entry) => entry.body.type === 'row.created')
         .map((entry) => entry.body.data.fields[0].new)
       assert.deepEqual(items, ['fires'])
+    } finally {
+      urlTriggerDefaults.apiBypass = true
+    }
+  })
+
+  test('WEBHOOKS_API_DEFAULT_BYPASS=false: a file uploaded to a files cell fires too', async ({
+    assert,
+  }) => {
+    const { catId } = ok(
+      await call('createTable', {
+        b_o: book.b_o,
+        b_c: book.b_c,
+        name: 'Scans',
+        fields: JSON.stringify([{ name: 'Files', type: 'files' }]),
+      })
+    )
+    const tables = ok(
+      await call('getBookTables', { b_o: book.b_o, b_c: book.b_c, includeFields: 'true' })
+    )
+    const fieldId = tables.bookTables.categories.find((c: any) => c.id === catId).fields[0].id
+    const created = ok(
+      await call('createWebhook', {
+        b_o: book.b_o,
+        catId,
+        url: receiver.url,
+        events: 'row.created,row.updated',
+      })
+    )
+    receiver.state.secrets.push(created.secret)
+    urlTriggerDefaults.apiBypass = false
+    try {
+      const sent = (name: string, extra = {}) =>
+        upload(
+          book.session,
+          { rowId: 'tmpSCAN', fieldId, b_o: book.b_o, ...extra },
+          { bytes: files.pdf(), name }
+        ).then(ok)
+      await sent('bypassed.pdf', { bypassUrlTrigger: 'true' })
+      await sent('fires.pdf')
+      await eventually(async () => receiver.received.length >= 1)
+      const tested = ok(await call('testWebhook', { webhookId: created.webhook.id }))
+      await eventually(async () => receiver.received.some((r) => r.id === tested.idempotencyKey))
+      const names = receiver.received
+        .filter((entry) => entry.body.type === 'row.created')
+        .map((entry) => entry.body.data.fields[0].new.map((file: any) => file.name))
+      assert.deepEqual(names, [['fires.pdf']])
     } finally {
       urlTriggerDefaults.apiBypass = true
     }
