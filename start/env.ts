@@ -183,6 +183,12 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_APNS_TOPIC: Env.schema.string.optional(),
   GATEWAYS_APNS_BASE_URL: Env.schema.string.optional(),
   GATEWAYS_PUSH_TIMEOUT_MS: Env.schema.number.optional(),
+  /** Web Push: the VAPID key pair (base64url) and subject; push services' hosts; http for tests only. */
+  GATEWAYS_VAPID_PUBLIC_KEY: Env.schema.string.optional(),
+  GATEWAYS_VAPID_PRIVATE_KEY: Env.schema.string.optional(),
+  GATEWAYS_VAPID_SUBJECT: Env.schema.string.optional(),
+  GATEWAYS_WEBPUSH_ENDPOINT_HOSTS: Env.schema.string.optional(),
+  GATEWAYS_WEBPUSH_ALLOW_HTTP: Env.schema.boolean.optional(),
   /** E-mail out (plugins/gateways/README.md): SMTP server, its account, the From, time limit; links' origin. */
   GATEWAYS_SMTP_HOST: Env.schema.string.optional(),
   GATEWAYS_SMTP_PORT: Env.schema.number.optional(),

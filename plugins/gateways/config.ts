@@ -48,6 +48,30 @@ const gatewaysConfig = {
     /** https://api.push.apple.com, the sandbox's, or (tests) a local h2c fake at http://127.0.0.1:port. */
     baseUrl: env.get('GATEWAYS_APNS_BASE_URL', 'https://api.push.apple.com'),
   },
+  /**
+   * Web Push for browsers (web_push devices), off until the VAPID key pair
+   * and subject are set. Endpoints come from browsers: only the push
+   * services' hosts below are posted to, over https.
+   */
+  webPush: {
+    /** The VAPID key pair, base64url (`npx web-push generate-vapid-keys`); the public one is served. */
+    publicKey: env.get('GATEWAYS_VAPID_PUBLIC_KEY')?.trim() || undefined,
+    privateKey: env.get('GATEWAYS_VAPID_PRIVATE_KEY')?.trim() || undefined,
+    /** A mailto: or https: contact the push services may use. */
+    subject: env.get('GATEWAYS_VAPID_SUBJECT')?.trim() || undefined,
+    /** Host names (and their subdomains) an endpoint may have: Chrome's, Firefox's, Edge's, Safari's. */
+    endpointHosts: (
+      env.get('GATEWAYS_WEBPUSH_ENDPOINT_HOSTS') ??
+      'fcm.googleapis.com,push.services.mozilla.com,notify.windows.com,push.apple.com'
+    )
+      .split(',')
+      .map((host) => host.trim().toLowerCase())
+      .filter(Boolean),
+    /** Plain http endpoints (tests' local push service only); production requires https. */
+    allowHttp: env.get('GATEWAYS_WEBPUSH_ALLOW_HTTP', false),
+    /** How long a push service keeps a notification for a browser that is offline (seconds). */
+    ttlSeconds: 86_400,
+  },
   /** Each provider request's time limit (ms). */
   pushTimeoutMs: env.get('GATEWAYS_PUSH_TIMEOUT_MS', 10_000),
   /** Characters of the message's text a notification carries (the rest is cut, with an ellipsis). */
