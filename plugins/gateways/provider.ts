@@ -9,6 +9,7 @@ import { PushDeviceService } from './services/push_device_service.js'
 import { PushDeliveryService } from './services/push/push_delivery_service.js'
 import { CHANNEL_OF } from './services/push/push_providers.js'
 import { SmsGatewayService } from './services/sms_gateway_service.js'
+import { SmsOutboxService } from './services/sms_outbox_service.js'
 
 /** The gateways services, container singletons bound by class. */
 export default class GatewaysProvider {
@@ -20,7 +21,12 @@ export default class GatewaysProvider {
       async (resolver) => new GatewayLimits(await resolver.make('limiter.manager'), gatewaysConfig)
     )
     this.app.container.singleton(PushDeliveryService, () => new PushDeliveryService())
-    bindSingletons(this.app.container, [SmsGatewayService, PushDeviceService, AndroidDeviceService])
+    bindSingletons(this.app.container, [
+      SmsGatewayService,
+      SmsOutboxService,
+      PushDeviceService,
+      AndroidDeviceService,
+    ])
   }
 
   /**
