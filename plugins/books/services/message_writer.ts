@@ -71,6 +71,15 @@ export const MAX_BODY_LENGTH = 4_000_000
 
 export const messageNotFound = () => rpcError('NOT_FOUND', 'Message not found')
 
+/**
+ * Rows another plugin writes in a new message's own transaction (see
+ * MessageWriter.createWithin); answers changes to the message's files.
+ */
+export type WithinCreate = (
+  trx: TransactionClientContract,
+  row: MessageRow
+) => Promise<Partial<Pick<MessageRow, 'medias' | 'nb_medias' | 'nb_docs' | 'nb_email_cids'>>>
+
 /** New messages per group-commit transaction (see MessageWriter.creates). */
 const CREATE_BATCH = 64
 
@@ -240,7 +249,17 @@ export class MessageWriter {
     return this.access.resolveFor(actor, ownerCode, code, 'write')
   }
 
-  private async create(actor: Actor, input: SendInput): Promise<SendResult> {
+  /**
+   * A new message and another plugin's rows in one transaction (inbound
+   * mail: its files and its log row). `within` runs after the message's
+   * insert; whatever fails, nothing of either is written.
+   */
+  createWithin(actor: Actor, input: SendInput, within: WithinCreate): Promise<SendResult> {
+    this.checkLengths(input)
+    return this.create(actor, input, within)
+  }
+
+  private async create(actor: Actor, input: SendInput, within?: WithinCreate): Promise<SendResult> {
     const book = await this.targetBook(actor, input)
     const uuid = input.uuid?.trim() || randomUUID()
     if (!UUID.test(uuid)) {
@@ -288,15 +307,20 @@ export class MessageWriter {
       del: false,
     }
     try {
-      if (event) {
+      if (event || within) {
         const row = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
-          const inserted = await insertMessage(trx, stamp, fields)
-          await this.events.save(trx, stamp, inserted, event)
+          let inserted = await insertMessage(trx, stamp, fields)
+          if (within) {
+            const changes = await within(trx, inserted)
+            await trx.from(TABLES.messages).where('smid', inserted.smid).update(changes)
+            inserted = { ...inserted, ...changes }
+          }
+          if (event) await this.events.save(trx, stamp, inserted, event)
           await this.stage(trx, afterCommit, 'created', actor, book, inserted, stamp)
-          afterCommit(() => this.afterCreate(actor, book, inserted, event))
+          afterCommit(() => this.afterCreate(actor, book, inserted, event ?? null))
           return inserted
         })
-        return this.result(book, row, creator.code, event, true)
+        return this.result(book, row, creator.code, event ?? null, true)
       }
       const created = await this.creates.submit({ actor, book, fields })
       if (created) return this.result(book, created.row, creator.code, null, true, created.sstamp)

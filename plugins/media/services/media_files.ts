@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { rpcError } from '#core/rpc/errors'
 import type { MediaKind } from '../lib/sniff.js'
 
@@ -76,11 +77,20 @@ const TABLE = 'media_files'
  */
 @inject()
 export class MediaFiles {
-  /** Records a stored file; a client uuid another file already has answers INVALID_PARAMETER. */
-  async record(stored: StoredUpload, owner: number, where: FilePlace): Promise<number> {
+  /**
+   * Records a stored file; a client uuid another file already has answers
+   * INVALID_PARAMETER. `client`: a transaction the row belongs to (a message
+   * written with its files at once).
+   */
+  async record(
+    stored: StoredUpload,
+    owner: number,
+    where: FilePlace,
+    client: QueryClientContract = db.connection()
+  ): Promise<number> {
     let inserted: any
     try {
-      ;[inserted] = await db
+      ;[inserted] = await client
         .table(TABLE)
         .insert({
           uuid: stored.uuid,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { inject } from '@adonisjs/core'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import env from '#start/env'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
@@ -71,8 +72,14 @@ export class MediaService {
     return this.storeUpload(file, uuid)
   }
 
-  record(stored: StoredUpload, owner: number, where: FilePlace): Promise<number> {
-    return this.files.record(stored, owner, where)
+  /** Records a stored file, in the caller's transaction when it gives one (`client`). */
+  record(
+    stored: StoredUpload,
+    owner: number,
+    where: FilePlace,
+    client?: QueryClientContract
+  ): Promise<number> {
+    return this.files.record(stored, owner, where, client)
   }
 
   /** Undoes a store (and its record): a failed attach leaves no orphan file and no row. */
