@@ -126,37 +126,43 @@ export class WebhookService {
     const url = checkUrl(input.url)
     const events = checkEvents(input.events ?? '', category !== null)
     const fieldIds = checkFields(input.fieldIds, category)
-    const count = await db
-      .from('webhooks')
-      .where('book_id', book.id)
-      .where((where) =>
-        category ? where.where('category_id', category.id) : where.whereNull('category_id')
-      )
-      .count('* as total')
-      .first()
-    if (Number(count?.total ?? 0) >= webhooksConfig.maxPerTarget)
-      throw rpcError(
-        'CONFLICT',
-        `At most ${webhooksConfig.maxPerTarget} webhooks per table or book`
-      )
     const secret = newSecret()
     const now = Date.now()
-    const [id] = await db.table('webhooks').insert({
-      book_id: book.id,
-      category_id: category?.id ?? null,
-      url,
-      events: events.join(','),
-      field_ids: fieldIds.join(','),
-      description: input.description ?? '',
-      active: true,
-      is_trigger_url: options.triggerUrl ?? false,
-      secret: seal(secret),
-      created_by: actor.user.id,
-      created_at: now,
-      updated_at: now,
+    // The cap is counted and the row inserted in one transaction holding the book's row (MariaDB:
+    // FOR UPDATE; SQLite: one writer at a time), so two concurrent creations cannot both pass it.
+    const id = await db.transaction(async (trx) => {
+      await trx.from('books').where('id', book.id).forUpdate().select('id').first()
+      const count = await trx
+        .from('webhooks')
+        .where('book_id', book.id)
+        .where((where) =>
+          category ? where.where('category_id', category.id) : where.whereNull('category_id')
+        )
+        .count('* as total')
+        .first()
+      if (Number(count?.total ?? 0) >= webhooksConfig.maxPerTarget)
+        throw rpcError(
+          'CONFLICT',
+          `At most ${webhooksConfig.maxPerTarget} webhooks per table or book`
+        )
+      const [inserted] = await trx.table('webhooks').insert({
+        book_id: book.id,
+        category_id: category?.id ?? null,
+        url,
+        events: events.join(','),
+        field_ids: fieldIds.join(','),
+        description: input.description ?? '',
+        active: true,
+        is_trigger_url: options.triggerUrl ?? false,
+        secret: seal(secret),
+        created_by: actor.user.id,
+        created_at: now,
+        updated_at: now,
+      })
+      return Number(inserted)
     })
     await this.index.reload()
-    const created = await this.find(Number(id))
+    const created = await this.find(id)
     return { subscription: created!, secret }
   }
 

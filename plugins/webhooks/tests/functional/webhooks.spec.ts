@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { Webhook } from 'standardwebhooks'
 import {
@@ -7,9 +8,11 @@ import {
   eventually,
   makeBook,
   ok,
+  ownerActor,
   type Call,
 } from '#plugins/tables/tests/helpers/tables'
 import webhooksConfig from '../../config.js'
+import { WebhookService } from '../../services/webhook_service.js'
 import type { Receiver } from '../helpers/receiver.js'
 import { loosen, table, withReceiver, type Book } from '../helpers/setup.js'
 
@@ -134,6 +137,32 @@ test.group('webhooks: subscriptions', (group) => {
       ),
       'FORBIDDEN'
     )
+  })
+
+  test('the cap per table holds under concurrent creations', async ({ assert }) => {
+    const fresh = await table(call, book)
+    const webhooks = await app.container.make(WebhookService)
+    const saved = webhooksConfig.maxPerTarget
+    webhooksConfig.maxPerTarget = 2
+    try {
+      // createWebhook's own service method, six at once: each reaches the count before any inserts.
+      const create = (index: number) =>
+        webhooks.create(
+          ownerActor(book),
+          { b_o: book.b_o, catId: fresh.catId },
+          { url: `http://localhost:9/cap${index}`, events: 'row.created' }
+        )
+      await create(0)
+      const outcomes = await Promise.allSettled([1, 2, 3, 4, 5, 6].map(create))
+      const codes = outcomes
+        .map((outcome) => (outcome.status === 'fulfilled' ? 'ok' : outcome.reason.code))
+        .sort()
+      assert.deepEqual(codes, ['CONFLICT', 'CONFLICT', 'CONFLICT', 'CONFLICT', 'CONFLICT', 'ok'])
+      const stored = await db.from('webhooks').where('category_id', fresh.catId)
+      assert.lengthOf(stored, 2)
+    } finally {
+      webhooksConfig.maxPerTarget = saved
+    }
   })
 })
 
