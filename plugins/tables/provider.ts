@@ -16,9 +16,14 @@ import { RowsService } from './services/rows_service.js'
 import { SchemaService } from './services/schema_service.js'
 import { SmartTextService } from './services/smart_text_service.js'
 import { StructureService } from './services/structure_service.js'
+import { FieldStructure } from './services/field_structure.js'
+import { ViewStructure } from './services/view_structure.js'
+import { TabStructure } from './services/tab_structure.js'
 import { TableAccess } from './services/table_access.js'
 import { TableTokensService } from './services/table_tokens_service.js'
 import { ValuesService } from './services/values_service.js'
+import { RowSelection } from './services/row_selection.js'
+import { BookTablesService } from './services/book_tables_service.js'
 
 /**
  * The tables plugin's services, bound by class as container singletons
@@ -44,9 +49,14 @@ export default class TablesProvider {
       RowWriter,
       RowDeletes,
       RowsService,
+      RowSelection,
+      BookTablesService,
       ValuesService,
       CellFilesService,
+      FieldStructure,
       StructureService,
+      ViewStructure,
+      TabStructure,
       PivotService,
       ReferenceValuesService,
       SmartTextService,

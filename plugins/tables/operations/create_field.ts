@@ -3,7 +3,7 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { looseText, stamp } from '#core/rpc/wire'
-import { StructureService } from '../services/structure_service.js'
+import { FieldStructure } from '../services/field_structure.js'
 import { fieldFields, ownerField } from '../validators/params.js'
 
 const validator = vine.compile(
@@ -23,12 +23,12 @@ export default class CreateField extends BaseOperation {
   static area = 'tables' as const
   static validator = validator
 
-  constructor(private structure: StructureService) {
+  constructor(private fields: FieldStructure) {
     super()
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    const fieldId = await this.structure.createField(ctx.actor!, input.catId, input)
+    const fieldId = await this.fields.createField(ctx.actor!, input.catId, input)
     return { catId: input.catId, fieldId }
   }
 }

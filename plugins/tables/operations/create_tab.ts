@@ -3,7 +3,7 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { stamp } from '#core/rpc/wire'
-import { StructureService } from '../services/structure_service.js'
+import { TabStructure } from '../services/tab_structure.js'
 import { ownerField, tabFields } from '../validators/params.js'
 
 const validator = vine.compile(
@@ -22,12 +22,12 @@ export default class CreateTab extends BaseOperation {
   static area = 'tables' as const
   static validator = validator
 
-  constructor(private structure: StructureService) {
+  constructor(private tabs: TabStructure) {
     super()
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    const tabId = await this.structure.createTab(ctx.actor!, input.catId, input)
+    const tabId = await this.tabs.createTab(ctx.actor!, input.catId, input)
     return { catId: input.catId, tabId }
   }
 }

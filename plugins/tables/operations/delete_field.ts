@@ -3,7 +3,7 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { stamp } from '#core/rpc/wire'
-import { StructureService } from '../services/structure_service.js'
+import { FieldStructure } from '../services/field_structure.js'
 import { ownerField } from '../validators/params.js'
 
 const validator = vine.compile(
@@ -21,12 +21,12 @@ export default class DeleteField extends BaseOperation {
   static area = 'tables' as const
   static validator = validator
 
-  constructor(private structure: StructureService) {
+  constructor(private fields: FieldStructure) {
     super()
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    await this.structure.deleteField(ctx.actor!, input.fieldId, input.b_o)
+    await this.fields.deleteField(ctx.actor!, input.fieldId, input.b_o)
     return { fieldId: input.fieldId }
   }
 }

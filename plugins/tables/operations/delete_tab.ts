@@ -3,7 +3,7 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { stamp } from '#core/rpc/wire'
-import { StructureService } from '../services/structure_service.js'
+import { TabStructure } from '../services/tab_structure.js'
 import { ownerField } from '../validators/params.js'
 
 const validator = vine.compile(
@@ -21,12 +21,12 @@ export default class DeleteTab extends BaseOperation {
   static area = 'tables' as const
   static validator = validator
 
-  constructor(private structure: StructureService) {
+  constructor(private tabs: TabStructure) {
     super()
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    await this.structure.deleteTab(ctx.actor!, input.tabId, input.b_o)
+    await this.tabs.deleteTab(ctx.actor!, input.tabId, input.b_o)
     return { tabId: input.tabId }
   }
 }

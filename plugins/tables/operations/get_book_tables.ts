@@ -3,7 +3,7 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { flag, text } from '#core/rpc/wire'
-import { ValuesService } from '../services/values_service.js'
+import { BookTablesService } from '../services/book_tables_service.js'
 
 const validator = vine.compile(
   vine.object({
@@ -25,11 +25,11 @@ export default class GetBookTables extends BaseOperation {
   static area = 'tables' as const
   static validator = validator
 
-  constructor(private values: ValuesService) {
+  constructor(private bookTables: BookTablesService) {
     super()
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    return this.values.bookTablesOf(ctx.actor, input)
+    return this.bookTables.bookTablesOf(ctx.actor, input)
   }
 }

@@ -3,7 +3,7 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { stamp } from '#core/rpc/wire'
-import { StructureService } from '../services/structure_service.js'
+import { ViewStructure } from '../services/view_structure.js'
 import { ownerField, viewFields } from '../validators/params.js'
 
 const validator = vine.compile(
@@ -22,12 +22,12 @@ export default class UpdateView extends BaseOperation {
   static area = 'tables' as const
   static validator = validator
 
-  constructor(private structure: StructureService) {
+  constructor(private views: ViewStructure) {
     super()
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    await this.structure.updateView(ctx.actor!, input.viewId, input)
+    await this.views.updateView(ctx.actor!, input.viewId, input)
     return { viewId: input.viewId }
   }
 }

@@ -17,7 +17,7 @@ import { primaryField } from './computed_fields.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
 import { userNamesOf } from './user_names.js'
-import { ValuesService, type Selection } from './values_service.js'
+import { RowSelection, type Selection } from './row_selection.js'
 
 export const PIVOT_OPERATIONS = ['count', 'sum', 'avg', 'min', 'max'] as const
 export const DATE_GROUPINGS = ['day', 'week', 'month', 'year'] as const
@@ -80,7 +80,7 @@ export class PivotService {
     private stamps: StampService,
     private meta: MetaService,
     private access: TableAccess,
-    private values: ValuesService
+    private rowSelection: RowSelection
   ) {}
 
   async pivot(actor: Actor | null, input: PivotInput) {
@@ -94,7 +94,7 @@ export class PivotService {
         ? null
         : this.axis(category, 'p_field_vt', settings.vt, settings.grouping, 'v')
     const aggregate = this.aggregate(category, settings.operation, settings.va)
-    const where = this.values.whereOf(await this.selectionOf(scope, actor, input))
+    const where = this.rowSelection.whereOf(await this.selectionOf(scope, actor, input))
 
     const table = quoteId(rowTableName(category.id))
     const run = (axes: Axis[]) => {
@@ -189,9 +189,9 @@ export class PivotService {
 
   /** filterRowIds as getTableValues reads it, narrowed by the filters of viewId when given. */
   private async selectionOf(scope: TableScope, actor: Actor | null, input: PivotInput) {
-    const selection: Selection = await this.values.selection(scope, actor, input.filterRowIds)
+    const selection: Selection = await this.rowSelection.selection(scope, actor, input.filterRowIds)
     if (input.viewId) {
-      const view = await this.values.selection(scope, actor, {
+      const view = await this.rowSelection.selection(scope, actor, {
         applyViewFilters: String(input.viewId),
       })
       selection.where.push(...view.where)

@@ -1,5 +1,4 @@
 import { inject } from '@adonisjs/core'
-import db from '@adonisjs/lucid/services/db'
 import emitter from '@adonisjs/core/services/emitter'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { StampService } from '#core/services/stamp_service'
@@ -8,6 +7,7 @@ import { rowTableName, sideTableName, sqlColumnOf, type FieldDef } from '../lib/
 import { chunks } from '../lib/row_sql.js'
 import type { RowsChanged } from '../events.js'
 import { ComputedFields, primaryField } from './computed_fields.js'
+import { rowIdPages } from './row_pages.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import { TableAccess } from './table_access.js'
 
@@ -131,21 +131,10 @@ export class RecomputeService {
       )
     )
       return
-    let after = 0
-    for (;;) {
-      const page = await db
-        .from(rowTableName(categoryId))
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(2000)
-        .select('id')
-      const ids = page.map((row) => Number(row.id))
-      if (ids.length === 0) return
+    for await (const ids of rowIdPages(categoryId))
       await this.stamps.write(({ trx, stamp }) =>
         this.recompute(trx, found.category, ids, stamp, 0)
       )
-      after = ids[ids.length - 1]
-    }
   }
 
   /** Link fields (in this form) that point at `category`. */

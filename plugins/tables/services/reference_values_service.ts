@@ -8,7 +8,7 @@ import { likeEscape } from '../lib/filter_compiler.js'
 import { primaryField } from './computed_fields.js'
 import { MetaService } from './meta_service.js'
 import { TableAccess } from './table_access.js'
-import { ValuesService, type Selection } from './values_service.js'
+import { RowSelection, type Selection } from './row_selection.js'
 
 const DEFAULT_MAX_ROWS = 100
 const MAX_ROWS = 1000
@@ -37,7 +37,7 @@ export class ReferenceValuesService {
     private stamps: StampService,
     private meta: MetaService,
     private access: TableAccess,
-    private values: ValuesService
+    private rowSelection: RowSelection
   ) {}
 
   async referenceValues(actor: Actor | null, input: ReferenceInput) {
@@ -70,7 +70,9 @@ export class ReferenceValuesService {
     const selection: Selection = { where: [], orderBy: [], onlyIds: null }
     for (const viewId of [field.options.linkViewId, input.viewId]) {
       if (!viewId) continue
-      const view = await this.values.selection(target, actor, { applyViewFilters: String(viewId) })
+      const view = await this.rowSelection.selection(target, actor, {
+        applyViewFilters: String(viewId),
+      })
       selection.where.push(...view.where)
       if (viewId === input.viewId || selection.orderBy.length === 0)
         selection.orderBy = view.orderBy
@@ -86,7 +88,7 @@ export class ReferenceValuesService {
       })
     }
     const limit = Math.min(Math.max(0, input.maxRows ?? DEFAULT_MAX_ROWS), MAX_ROWS)
-    const rows = await this.values.selectRows(category, selection, {
+    const rows = await this.rowSelection.selectRows(category, selection, {
       offset: Math.max(0, input.offset ?? 0),
       limit,
     })
@@ -98,7 +100,7 @@ export class ReferenceValuesService {
         id: Number(row.id),
         text: primary ? displayText(primary, row) : String(row.id),
       })),
-      total: await this.values.count(category, selection),
+      total: await this.rowSelection.count(category, selection),
     }
   }
 }

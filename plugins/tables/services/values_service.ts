@@ -2,23 +2,17 @@ import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { BookAccessService, RIGHT_ADMIN } from '#plugins/books/services/book_access_service'
+import { BookAccessService } from '#plugins/books/services/book_access_service'
 import { StampService } from '#core/services/stamp_service'
-import { UserService } from '#core/services/user_service'
 import { formatDateTime, rowTableName, serializeCell, type FieldDef } from '../lib/field_types.js'
+import { BookTablesService } from './book_tables_service.js'
 import { CommentsService } from './comments_service.js'
 import { HistoryService } from './history_service.js'
-import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
+import { FilterCompiler } from '../lib/filter_compiler.js'
 import { MetaService, type CategoryMeta, type TabMeta } from './meta_service.js'
-import { quoteId, readQuery } from '#core/native_sql'
+import { RowSelection, type Selection } from './row_selection.js'
 import { TableAccess, type TableScope } from './table_access.js'
-import { asIdList, asObject, flagOr } from '../lib/wire.js'
-import {
-  serializeCategory,
-  serializeField,
-  serializeForm,
-  serializeTab,
-} from '../serializers/table_serializer.js'
+import { serializeField } from '../serializers/table_serializer.js'
 
 type Row = Record<string, any>
 export type ValuesFormat = 'columns' | 'rows' | 'diff_ready_rows'
@@ -44,13 +38,6 @@ function modifiedAfter(raw: string): string | null {
   return Number.isNaN(date.getTime()) ? null : formatDateTime(date)
 }
 
-export interface Selection {
-  where: { sql: string; bindings: unknown[] }[]
-  orderBy: { column: string; direction: 'asc' | 'desc' }[]
-  /** Row ids to return in exactly this set (row_ids with exclude false); empty array = no rows. */
-  onlyIds: number[] | null
-}
-
 /**
  * Reads of smart-table values: every filter, sort and page is done by SQL on
  * the category's row table (computed columns are stored, so link and lookup
@@ -60,164 +47,14 @@ export interface Selection {
 export class ValuesService {
   constructor(
     private stamps: StampService,
-    private users: UserService,
     private books: BookAccessService,
     private meta: MetaService,
     private comments: CommentsService,
     private access: TableAccess,
-    private history: HistoryService
+    private history: HistoryService,
+    private rowSelection: RowSelection,
+    private bookTables: BookTablesService
   ) {}
-
-  // ---- filterRowIds -------------------------------------------------------
-
-  /**
-   * filterRowIds (docs/spec/service-interface.md 4.A.6): `{row_ids, exclude, applyViewFilters}` as JSON
-   * or bracket object, or `1,2,3` / `!1,2,3`. applyViewFilters is a view id,
-   * true (the user's selected view), or {filterGroup} for an unsaved view.
-   */
-  async selection(scope: TableScope, actor: Actor | null, raw: unknown): Promise<Selection> {
-    const selection: Selection = { where: [], orderBy: [], onlyIds: null }
-    if (raw === undefined || raw === null || raw === '') return selection
-    let object: Record<string, any>
-    if (typeof raw === 'string' && !raw.trim().startsWith('{')) {
-      const text = raw.trim()
-      const exclude = text.startsWith('!')
-      object = { row_ids: text.replace(/^!/, ''), exclude }
-    } else {
-      object = asObject(raw, 'filterRowIds')
-    }
-    const rowIds =
-      object.row_ids === undefined ? [] : asIdList(object.row_ids, 'filterRowIds.row_ids')
-    const exclude = flagOr(object.exclude, false)
-    if (rowIds.length && !exclude) {
-      selection.onlyIds = rowIds
-      return selection // rule 3: row_ids prevail, applyViewFilters ignored
-    }
-    const group = await this.viewGroup(scope, actor, object.applyViewFilters)
-    if (group) {
-      const compiled = new FilterCompiler(scope.category.fields, {
-        userCode: actor?.user.code ?? null,
-      }).compile(group)
-      if (compiled.where) selection.where.push(compiled.where)
-      selection.orderBy = compiled.orderBy
-    }
-    if (rowIds.length && exclude) {
-      selection.where.push({
-        sql: `t.id NOT IN (${rowIds.map(() => '?').join(', ')})`,
-        bindings: rowIds,
-      })
-    }
-    return selection
-  }
-
-  private async viewGroup(
-    scope: TableScope,
-    actor: Actor | null,
-    raw: unknown
-  ): Promise<FilterGroupSpec | null> {
-    if (raw === undefined || raw === null || raw === '') return null
-    const { category } = scope
-    if (typeof raw === 'object') {
-      const object = raw as Record<string, any>
-      return normalizeGroup(object.filterGroup ?? object)
-    }
-    const text = String(raw).trim()
-    if (text.startsWith('{')) {
-      const object = asObject(text, 'applyViewFilters')
-      return normalizeGroup(object.filterGroup ?? object)
-    }
-    if (['false', '0', 'off', 'no'].includes(text.toLowerCase())) return null
-    let viewId: number | null = null
-    if (['true', 'on', 'yes'].includes(text.toLowerCase())) {
-      const state = actor ? await this.meta.userState(actor.user.id, category.formId) : null
-      viewId = state?.selectedViews[String(category.id)] ?? category.views[0]?.id ?? null
-      if (viewId === null) return null
-    } else if (/^\d+$/.test(text)) {
-      viewId = Number(text)
-    } else {
-      throw rpcError(
-        'INVALID_PARAMETER',
-        'Invalid parameter filterRowIds.applyViewFilters: a view id, true, or {filterGroup}'
-      )
-    }
-    const view = category.views.find((candidate) => candidate.id === viewId)
-    if (!view)
-      throw rpcError(
-        'INVALID_PARAMETER',
-        `View ${viewId} is not a view of table "${category.name}"`
-      )
-    return view.filterGroup
-  }
-
-  private baseQuery(category: CategoryMeta, selection: Selection) {
-    const query = db.from(`${rowTableName(category.id)} as t`)
-    for (const where of selection.where) query.whereRaw(`(${where.sql})`, where.bindings as any[])
-    if (selection.onlyIds) query.whereIn('t.id', selection.onlyIds.length ? selection.onlyIds : [0])
-    return query
-  }
-
-  private ordered(query: ReturnType<ValuesService['baseQuery']>, selection: Selection) {
-    for (const order of selection.orderBy)
-      query.orderByRaw(`t.${quoteId(order.column)} ${order.direction}`)
-    return query.orderBy('t.ord', 'asc').orderBy('t.id', 'asc')
-  }
-
-  /** WHERE clause of a selection (filter SQL from the compiler, `?` bindings). */
-  whereOf(selection: Selection) {
-    const parts = selection.where.map((where) => `(${where.sql})`)
-    const bindings = selection.where.flatMap((where) => where.bindings)
-    if (selection.onlyIds) {
-      if (selection.onlyIds.length === 0) parts.push('1 = 0')
-      else {
-        parts.push(`t.id IN (${selection.onlyIds.map(() => '?').join(', ')})`)
-        bindings.push(...selection.onlyIds)
-      }
-    }
-    return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', bindings }
-  }
-
-  private orderOf(selection: Selection) {
-    return [
-      ...selection.orderBy.map((order) => `t.${quoteId(order.column)} ${order.direction}`),
-      't.ord asc',
-      't.id asc',
-    ].join(', ')
-  }
-
-  /**
-   * A page of rows. The page is chosen by an id-only query (answered from an
-   * index: (ord, id), or (column, ord, id) for a saved view's filter), then
-   * the full rows of that page are joined by primary key: skipped rows
-   * (OFFSET) are never read from the table. MariaDB would otherwise fetch
-   * every skipped row, or sort the whole table. Runs on the driver
-   * connection (app/core/native_sql.ts).
-   */
-  async selectRows(
-    category: CategoryMeta,
-    selection: Selection,
-    page: { offset: number; limit: number | null }
-  ): Promise<Row[]> {
-    const table = quoteId(rowTableName(category.id))
-    const where = this.whereOf(selection)
-    const order = this.orderOf(selection)
-    if (page.limit === null && page.offset === 0)
-      return readQuery(`SELECT t.* FROM ${table} t ${where.sql} ORDER BY ${order}`, where.bindings)
-    const limit = Math.min(page.limit ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
-    return readQuery(
-      `SELECT t.* FROM ${table} t JOIN (SELECT t.id FROM ${table} t ${where.sql} ORDER BY ${order} ` +
-        `LIMIT ${Math.floor(limit)} OFFSET ${Math.floor(page.offset)}) p ON p.id = t.id ORDER BY ${order}`,
-      where.bindings
-    )
-  }
-
-  async count(category: CategoryMeta, selection: Selection): Promise<number> {
-    const where = this.whereOf(selection)
-    const rows = await readQuery(
-      `SELECT COUNT(*) AS total FROM ${quoteId(rowTableName(category.id))} t ${where.sql}`,
-      where.bindings
-    )
-    return Number(rows[0]?.total ?? 0)
-  }
 
   // ---- getTableValues -----------------------------------------------------
 
@@ -307,12 +144,12 @@ export class ValuesService {
           .map((id) => category.fields.find((field) => field.id === id)!)
           .filter(Boolean)
       : category.fields
-    const selection = await this.selection(scope, actor, input.filterRowIds)
+    const selection = await this.rowSelection.selection(scope, actor, input.filterRowIds)
     const offset = Math.max(0, input.offset ?? 0)
     const limit = input.getAllViews
       ? (input.maxRows ?? null)
       : Math.max(0, input.maxRows ?? DEFAULT_MAX_ROWS)
-    const rows = await this.selectRows(category, selection, { offset, limit })
+    const rows = await this.rowSelection.selectRows(category, selection, { offset, limit })
     const users = await this.comments.attach(
       category,
       fields,
@@ -338,14 +175,11 @@ export class ValuesService {
             orderBy: compiled.orderBy,
             onlyIds: selection.onlyIds,
           }
-          const viewRows = await this.ordered(
-            this.baseQuery(category, viewSelection).select('t.id'),
-            viewSelection
-          )
+          const viewRowIds = await this.rowSelection.idsOf(category, viewSelection)
           return {
             id: view.id,
             name: view.name,
-            rowIds: viewRows.map((row) => Number(row.id)).filter((id) => ids.has(id)),
+            rowIds: viewRowIds.filter((id) => ids.has(id)),
           }
         })
       )
@@ -439,8 +273,12 @@ export class ValuesService {
       throw rpcError('INVALID_PARAMETER', `Unknown operation "${input.operation}" (only count)`)
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
-    const selection = await this.selection(scope, actor, input.filterRowIds)
-    return { sstamp, catId: scope.category.id, result: await this.count(scope.category, selection) }
+    const selection = await this.rowSelection.selection(scope, actor, input.filterRowIds)
+    return {
+      sstamp,
+      catId: scope.category.id,
+      result: await this.rowSelection.count(scope.category, selection),
+    }
   }
 
   /**
@@ -462,7 +300,7 @@ export class ValuesService {
   ) {
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
-    const selection = await this.selection(
+    const selection = await this.rowSelection.selection(
       scope,
       actor,
       input.viewId ? { applyViewFilters: String(input.viewId) } : undefined
@@ -471,7 +309,7 @@ export class ValuesService {
     if (after) selection.where.push({ sql: 't.updated_at > ?', bindings: [after] })
     const format = this.format(input.format)
     const offset = input.offset ?? 0
-    const rows = await this.selectRows(scope.category, selection, {
+    const rows = await this.rowSelection.selectRows(scope.category, selection, {
       offset,
       limit: input.maxRows || DEFAULT_MAX_ROWS,
     })
@@ -506,7 +344,7 @@ export class ValuesService {
     const page = Math.max(1, input.page || 1)
     const rowIds = input.rowIds ?? []
     const selection = { where: [], orderBy: [], onlyIds: rowIds.length ? rowIds : null }
-    const rows = await this.selectRows(scope.category, selection, {
+    const rows = await this.rowSelection.selectRows(scope.category, selection, {
       offset: (page - 1) * pageSize,
       limit: pageSize,
     })
@@ -519,7 +357,7 @@ export class ValuesService {
       pageSize,
     }
     if (input.getTableInfo) {
-      const bookTables = await this.bookTables(actor, scope.book, {
+      const bookTables = await this.bookTables.bookTables(actor, scope.book, {
         includeFields: true,
         includeEnums: true,
         android: true,
@@ -533,32 +371,6 @@ export class ValuesService {
       }
     }
     return out
-  }
-
-  /** getBookTables: the book's container, watermark first (the kernel's sync rule). */
-  async bookTablesOf(
-    actor: Actor | null,
-    input: {
-      b_o: string
-      b_c: string
-      format?: string
-      includeFields?: boolean
-      includeEnums?: boolean
-      getRowIds?: boolean
-      externViews?: boolean
-    }
-  ) {
-    const book = await this.books.resolve(input.b_o, input.b_c)
-    if (!book) throw rpcError('NOT_FOUND', 'Book not found')
-    const sstamp = await this.stamps.watermark()
-    const bookTables = await this.bookTables(actor, book, {
-      includeFields: input.includeFields ?? false,
-      includeEnums: input.includeEnums ?? true,
-      android: input.format === 'android',
-      getRowIds: input.getRowIds ?? false,
-      externViews: input.externViews ?? false,
-    })
-    return { sstamp, bookTables }
   }
 
   /** getTableValueSubset: cells of rows `rowIds` (in that order) and fields `fieldIds`. */
@@ -620,118 +432,5 @@ export class ValuesService {
     return rowIds
       .filter((id) => byId.has(id))
       .map((id) => fields.map((field) => serializeCell(field, byId.get(id)!).value))
-  }
-
-  /** getBookTables: the container with its tabs and categories (same order: tabs[i] pairs with categories[i]). */
-  async bookTables(
-    actor: Actor | null,
-    book: { id: number },
-    options: {
-      includeFields: boolean
-      includeEnums: boolean
-      android: boolean
-      getRowIds: boolean
-      externViews: boolean
-    }
-  ) {
-    const form = await this.meta.formOfBook(book.id)
-    const bookRef = await this.access.book(book.id)
-    if (!form) {
-      if (!actor)
-        throw rpcError('MISSING_PARAMETER', 'Missing parameter: sesskey (this table is not public)')
-      await this.books.assert(actor, bookRef, 'read')
-      return null
-    }
-    const right = await this.access.rightIn(actor, bookRef, 'read', form.isPublic)
-    const state = actor
-      ? await this.meta.userState(actor.user.id, form.id)
-      : { lastTabId: null, selectedViews: {} as Record<string, number> }
-    const tabs = await this.meta.tabs(form.id)
-    const categories = new Map<number, CategoryMeta>()
-    for (const id of await this.meta.categoryIdsOfForm(form.id)) {
-      const found = await this.meta.category(id)
-      if (!found) continue
-      if (
-        right !== null &&
-        right < found.category.rightsSelect &&
-        right < RIGHT_ADMIN &&
-        !form.isPublic
-      )
-        continue
-      categories.set(id, found.category)
-    }
-    // One tab per category at least, so tabs[i] and categories[i] always pair up.
-    const pairs: { tab: ReturnType<typeof serializeTab>; category: CategoryMeta }[] = []
-    for (const tab of tabs) {
-      const category = categories.get(tab.categoryId)
-      if (category) pairs.push({ tab: serializeTab(tab), category })
-    }
-    for (const category of categories.values()) {
-      if (!pairs.some((pair) => pair.category.id === category.id)) {
-        pairs.push({
-          tab: {
-            id: 0,
-            category_id: category.id,
-            view_id: category.views[0]?.id ?? null,
-            order: 0,
-            hidden: false,
-            lastModified: category.lastModified,
-          },
-          category,
-        })
-      }
-    }
-    const serialized = new Map<number, Promise<ReturnType<typeof serializeCategory>>>()
-    const serializedOnce = (category: CategoryMeta) => {
-      let done = serialized.get(category.id)
-      if (!done) {
-        done = (async () =>
-          serializeCategory(category, {
-            includeFields: options.includeFields,
-            includeEnums: options.includeEnums,
-            selectedViewId: state.selectedViews[String(category.id)] ?? null,
-            viewRowIds:
-              options.android && options.includeFields && options.getRowIds
-                ? await this.viewRowIds(category, actor)
-                : undefined,
-          }))()
-        serialized.set(category.id, done)
-      }
-      return done
-    }
-    const creators = form.creatorId ? await this.users.codesOf([form.creatorId]) : null
-    const creator = form.creatorId ? creators?.get(form.creatorId) : undefined
-    const out: Record<string, unknown> = {
-      ...serializeForm(form, {
-        creator: creator ?? bookRef.b_o,
-        right,
-        lastTabId: state.lastTabId,
-      }),
-      tabs: pairs.map((pair) => pair.tab),
-      // Each table is serialized once, however many tabs show it (at most tabsPerTable).
-      categories: await Promise.all(pairs.map(({ category }) => serializedOnce(category))),
-    }
-    if (options.externViews) out.externViews = []
-    return out
-  }
-
-  private async viewRowIds(category: CategoryMeta, actor: Actor | null) {
-    const map = new Map<number, number[]>()
-    for (const view of category.views) {
-      const compiled = new FilterCompiler(category.fields, {
-        userCode: actor?.user.code ?? null,
-      }).compile(view.filterGroup)
-      const selection: Selection = {
-        where: compiled.where ? [compiled.where] : [],
-        orderBy: compiled.orderBy,
-        onlyIds: null,
-      }
-      const rows = await this.ordered(this.baseQuery(category, selection).select('t.id'), selection)
-      map.set(
-        view.id,
-        rows.map((row) => Number(row.id))
-      )
-    }
-    return map
   }
 }

@@ -1,0 +1,184 @@
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import type { Actor } from '#core/rpc/base_operation'
+import { rpcError } from '#core/rpc/errors'
+import { quoteId, readQuery } from '#core/native_sql'
+import { rowTableName } from '../lib/field_types.js'
+import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
+import { asIdList, asObject, flagOr } from '../lib/wire.js'
+import { MetaService, type CategoryMeta } from './meta_service.js'
+import type { TableScope } from './table_access.js'
+
+type Row = Record<string, any>
+
+export interface Selection {
+  where: { sql: string; bindings: unknown[] }[]
+  orderBy: { column: string; direction: 'asc' | 'desc' }[]
+  /** Row ids to return in exactly this set (row_ids with exclude false); empty array = no rows. */
+  onlyIds: number[] | null
+}
+
+/**
+ * Which rows of a table a read selects, and in what order: filterRowIds and view filters
+ * compiled to SQL (lib/filter_compiler.ts), pages chosen from an index, counts. Shared by every
+ * read (values pages, book tables' view row ids, pivots, reference values).
+ */
+@inject()
+export class RowSelection {
+  constructor(private meta: MetaService) {}
+
+  /**
+   * filterRowIds (docs/spec/service-interface.md 4.A.6): `{row_ids, exclude, applyViewFilters}` as JSON
+   * or bracket object, or `1,2,3` / `!1,2,3`. applyViewFilters is a view id,
+   * true (the user's selected view), or {filterGroup} for an unsaved view.
+   */
+  async selection(scope: TableScope, actor: Actor | null, raw: unknown): Promise<Selection> {
+    const selection: Selection = { where: [], orderBy: [], onlyIds: null }
+    if (raw === undefined || raw === null || raw === '') return selection
+    let object: Record<string, any>
+    if (typeof raw === 'string' && !raw.trim().startsWith('{')) {
+      const text = raw.trim()
+      const exclude = text.startsWith('!')
+      object = { row_ids: text.replace(/^!/, ''), exclude }
+    } else {
+      object = asObject(raw, 'filterRowIds')
+    }
+    const rowIds =
+      object.row_ids === undefined ? [] : asIdList(object.row_ids, 'filterRowIds.row_ids')
+    const exclude = flagOr(object.exclude, false)
+    if (rowIds.length && !exclude) {
+      selection.onlyIds = rowIds
+      return selection // rule 3: row_ids prevail, applyViewFilters ignored
+    }
+    const group = await this.viewGroup(scope, actor, object.applyViewFilters)
+    if (group) {
+      const compiled = new FilterCompiler(scope.category.fields, {
+        userCode: actor?.user.code ?? null,
+      }).compile(group)
+      if (compiled.where) selection.where.push(compiled.where)
+      selection.orderBy = compiled.orderBy
+    }
+    if (rowIds.length && exclude) {
+      selection.where.push({
+        sql: `t.id NOT IN (${rowIds.map(() => '?').join(', ')})`,
+        bindings: rowIds,
+      })
+    }
+    return selection
+  }
+
+  private async viewGroup(
+    scope: TableScope,
+    actor: Actor | null,
+    raw: unknown
+  ): Promise<FilterGroupSpec | null> {
+    if (raw === undefined || raw === null || raw === '') return null
+    const { category } = scope
+    if (typeof raw === 'object') {
+      const object = raw as Record<string, any>
+      return normalizeGroup(object.filterGroup ?? object)
+    }
+    const text = String(raw).trim()
+    if (text.startsWith('{')) {
+      const object = asObject(text, 'applyViewFilters')
+      return normalizeGroup(object.filterGroup ?? object)
+    }
+    if (['false', '0', 'off', 'no'].includes(text.toLowerCase())) return null
+    let viewId: number | null = null
+    if (['true', 'on', 'yes'].includes(text.toLowerCase())) {
+      const state = actor ? await this.meta.userState(actor.user.id, category.formId) : null
+      viewId = state?.selectedViews[String(category.id)] ?? category.views[0]?.id ?? null
+      if (viewId === null) return null
+    } else if (/^\d+$/.test(text)) {
+      viewId = Number(text)
+    } else {
+      throw rpcError(
+        'INVALID_PARAMETER',
+        'Invalid parameter filterRowIds.applyViewFilters: a view id, true, or {filterGroup}'
+      )
+    }
+    const view = category.views.find((candidate) => candidate.id === viewId)
+    if (!view)
+      throw rpcError(
+        'INVALID_PARAMETER',
+        `View ${viewId} is not a view of table "${category.name}"`
+      )
+    return view.filterGroup
+  }
+
+  private baseQuery(category: CategoryMeta, selection: Selection) {
+    const query = db.from(`${rowTableName(category.id)} as t`)
+    for (const where of selection.where) query.whereRaw(`(${where.sql})`, where.bindings as any[])
+    if (selection.onlyIds) query.whereIn('t.id', selection.onlyIds.length ? selection.onlyIds : [0])
+    return query
+  }
+
+  private ordered(query: ReturnType<RowSelection['baseQuery']>, selection: Selection) {
+    for (const order of selection.orderBy)
+      query.orderByRaw(`t.${quoteId(order.column)} ${order.direction}`)
+    return query.orderBy('t.ord', 'asc').orderBy('t.id', 'asc')
+  }
+
+  /** WHERE clause of a selection (filter SQL from the compiler, `?` bindings). */
+  whereOf(selection: Selection) {
+    const parts = selection.where.map((where) => `(${where.sql})`)
+    const bindings = selection.where.flatMap((where) => where.bindings)
+    if (selection.onlyIds) {
+      if (selection.onlyIds.length === 0) parts.push('1 = 0')
+      else {
+        parts.push(`t.id IN (${selection.onlyIds.map(() => '?').join(', ')})`)
+        bindings.push(...selection.onlyIds)
+      }
+    }
+    return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', bindings }
+  }
+
+  private orderOf(selection: Selection) {
+    return [
+      ...selection.orderBy.map((order) => `t.${quoteId(order.column)} ${order.direction}`),
+      't.ord asc',
+      't.id asc',
+    ].join(', ')
+  }
+
+  /**
+   * A page of rows. The page is chosen by an id-only query (answered from an
+   * index: (ord, id), or (column, ord, id) for a saved view's filter), then
+   * the full rows of that page are joined by primary key: skipped rows
+   * (OFFSET) are never read from the table. MariaDB would otherwise fetch
+   * every skipped row, or sort the whole table. Runs on the driver
+   * connection (app/core/native_sql.ts).
+   */
+  async selectRows(
+    category: CategoryMeta,
+    selection: Selection,
+    page: { offset: number; limit: number | null }
+  ): Promise<Row[]> {
+    const table = quoteId(rowTableName(category.id))
+    const where = this.whereOf(selection)
+    const order = this.orderOf(selection)
+    if (page.limit === null && page.offset === 0)
+      return readQuery(`SELECT t.* FROM ${table} t ${where.sql} ORDER BY ${order}`, where.bindings)
+    const limit = Math.min(page.limit ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
+    return readQuery(
+      `SELECT t.* FROM ${table} t JOIN (SELECT t.id FROM ${table} t ${where.sql} ORDER BY ${order} ` +
+        `LIMIT ${Math.floor(limit)} OFFSET ${Math.floor(page.offset)}) p ON p.id = t.id ORDER BY ${order}`,
+      where.bindings
+    )
+  }
+
+  async count(category: CategoryMeta, selection: Selection): Promise<number> {
+    const where = this.whereOf(selection)
+    const rows = await readQuery(
+      `SELECT COUNT(*) AS total FROM ${quoteId(rowTableName(category.id))} t ${where.sql}`,
+      where.bindings
+    )
+    return Number(rows[0]?.total ?? 0)
+  }
+
+  /** The ids of the rows a selection selects, in its order (a view's row ids). */
+  async idsOf(category: CategoryMeta, selection: Selection): Promise<number[]> {
+    const rows = await this.ordered(this.baseQuery(category, selection).select('t.id'), selection)
+    return rows.map((row) => Number(row.id))
+  }
+}
