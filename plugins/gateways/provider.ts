@@ -5,6 +5,7 @@ import { OutboxService } from '#core/outbox/outbox_service'
 import gatewaysConfig from './config.js'
 import { AndroidDeviceService } from './services/android_device_service.js'
 import { GatewayLimits } from './services/gateway_limits.js'
+import { MAIL_CHANNEL, MailOutService } from './services/mail_out/mail_out_service.js'
 import { PushDeviceService } from './services/push_device_service.js'
 import { PushDeliveryService } from './services/push/push_delivery_service.js'
 import { CHANNEL_OF } from './services/push/push_providers.js'
@@ -21,6 +22,7 @@ export default class GatewaysProvider {
       async (resolver) => new GatewayLimits(await resolver.make('limiter.manager'), gatewaysConfig)
     )
     this.app.container.singleton(PushDeliveryService, () => new PushDeliveryService())
+    this.app.container.singleton(MailOutService, () => new MailOutService())
     bindSingletons(this.app.container, [
       SmsGatewayService,
       SmsOutboxService,
@@ -43,5 +45,13 @@ export default class GatewaysProvider {
     outbox.registerChannel(CHANNEL_OF.fcm, push.channel('fcm'))
     outbox.registerChannel(CHANNEL_OF.apns, push.channel('apns'))
     outbox.contribute('books:message_changed', push.messageContributor())
+    const mailOut = await this.app.container.make(MailOutService)
+    outbox.registerChannel(MAIL_CHANNEL, mailOut.channel())
+  }
+
+  /** The SMTP connection, if one is open. */
+  async shutdown() {
+    const mailOut = await this.app.container.make(MailOutService)
+    await mailOut.close()
   }
 }

@@ -33,6 +33,8 @@ const ATTEMPTS = 'outbox_attempts'
 const INSERT_CHUNK = 200
 const SWEEP_LIMIT = 1000
 const PRUNE_EVERY_MS = 3600_000
+/** Node's timers (the in-process queue's delays) hold at most about 24.8 days. */
+const MAX_DELAY_MS = 2 ** 31 - 1
 
 /** A delivery row as stored. */
 export interface DeliveryRow {
@@ -140,7 +142,7 @@ export class OutboxService {
       state: 'pending',
       attempts: 0,
       max_attempts: entry.maxAttempts ?? this.settings.maxAttempts,
-      next_attempt_at: now,
+      next_attempt_at: dueAt(entry, now),
       created_at: now,
       updated_at: now,
     }))
@@ -162,13 +164,34 @@ export class OutboxService {
 
   private async dispatchNew(entries: OutboxEntry[]) {
     const queue = await this.queue()
+    const now = Date.now()
     for (const entry of entries) {
       await queue.dispatch(
         OUTBOX_JOB,
         { channel: entry.channel, key: entry.idempotencyKey },
-        { attempts: 1, idempotencyKey: jobKey(`new:${entry.channel}:${entry.idempotencyKey}`) }
+        {
+          attempts: 1,
+          // A job that runs early (a timer cut short) finds the row not due and leaves it to the sweeper.
+          delay: Math.min(Math.max(0, dueAt(entry, now) - now), MAX_DELAY_MS),
+          idempotencyKey: jobKey(`new:${entry.channel}:${entry.idempotencyKey}`),
+        }
       )
     }
+  }
+
+  /**
+   * Cancels the waiting deliveries of a channel whose key starts with
+   * `prefix`, with the caller's client (inside the transaction that makes
+   * them obsolete: an event rescheduled or deleted cancels its reminders).
+   */
+  async cancelByKeyPrefix(client: QueryClientContract, channel: string, prefix: string) {
+    const now = Date.now()
+    return client
+      .from(DELIVERIES)
+      .where('channel', channel)
+      .whereRaw(`idempotency_key LIKE ? ESCAPE '!'`, [`${escapeLike(prefix)}%`])
+      .where('state', 'pending')
+      .update({ state: 'cancelled', finished_at: now, updated_at: now })
   }
 
   private async dispatchId(id: number, reason: string, delay = 0) {
@@ -487,6 +510,16 @@ function toDelivery(row: DeliveryRow, attempt: number): OutboxDelivery {
     maxAttempts: Number(row.max_attempts),
     createdAt: Number(row.created_at),
   }
+}
+
+/** When an entry may first be sent: now, or its notBefore when later. */
+function dueAt(entry: OutboxEntry, now: number) {
+  return entry.notBefore !== undefined && entry.notBefore > now ? Math.round(entry.notBefore) : now
+}
+
+/** `%`, `_` and the escape character `!` stand for themselves in a LIKE pattern (ESCAPE '!', both databases). */
+function escapeLike(text: string) {
+  return text.replace(/[!%_]/g, (char) => `!${char}`)
 }
 
 function bound(text: string | null | undefined, max: number) {

@@ -33,6 +33,12 @@ export interface OutboxEntry {
   payload: unknown
   /** Attempts in all; default OUTBOX_MAX_ATTEMPTS. */
   maxAttempts?: number
+  /**
+   * Not sent before this time (epoch ms): a reminder written now for later.
+   * The row waits in the table (its job is dispatched delayed; the sweeper
+   * dispatches it again if that job is lost), so a restart loses nothing.
+   */
+  notBefore?: number
 }
 
 /** A delivery row as a channel adapter receives it. */
