@@ -48,6 +48,19 @@ export const ERROR_CATALOGUE = {
     summary: 'the session is restricted to another book or hides this area',
   },
   FORBIDDEN: { process: 32, summary: 'the user has no right to do this' },
+  ENCRYPTED_FIELD_LOCKED: {
+    process: 33,
+    summary: 'the field is encrypted: writing it needs its password in encryptedFieldPasswords',
+  },
+  ENCRYPTION_PASSWORD_WRONG: {
+    process: 34,
+    summary:
+      'a password of encryptedFieldPasswords does not unlock its field; nothing was unlocked',
+  },
+  ENCRYPTED_FIELD_UNSEARCHABLE: {
+    process: 35,
+    summary: 'the field is encrypted: it cannot be filtered, sorted or grouped on',
+  },
   NOT_FOUND: {
     process: 40,
     summary: 'the object named does not exist or is not visible to the user',
