@@ -44,6 +44,7 @@ export default class GatewaysProvider {
     const push = await this.app.container.make(PushDeliveryService)
     outbox.registerChannel(CHANNEL_OF.fcm, push.channel('fcm'))
     outbox.registerChannel(CHANNEL_OF.apns, push.channel('apns'))
+    outbox.registerChannel(CHANNEL_OF.webpush, push.channel('webpush'))
     outbox.contribute('books:message_changed', push.messageContributor())
     const mailOut = await this.app.container.make(MailOutService)
     outbox.registerChannel(MAIL_CHANNEL, mailOut.channel())

@@ -6,10 +6,12 @@ import { hashKey } from '#core/auth/keys'
 import { dbTimestamp } from '#core/db_time'
 import { StampService } from '#core/services/stamp_service'
 import { isUniqueViolation } from '#core/services/db_errors'
+import gatewaysConfig from '../config.js'
+import { parseSubscription } from './push/web_push_subscription.js'
 
 const TABLE = 'gateways_push_devices'
 
-/** updatePushId's deviceType values (spec 4.A.2). */
+/** updatePushId's deviceType values: spec 4.A.2's, and `web_push` (Quire's, a browser's subscription). */
 export const DEVICE_TYPES = [
   'gcm_rid',
   'gcm_nk',
@@ -17,6 +19,7 @@ export const DEVICE_TYPES = [
   'ios_dt_v2',
   'bb_dt',
   'win_uri',
+  'web_push',
 ] as const
 export type DeviceType = (typeof DEVICE_TYPES)[number]
 
@@ -39,7 +42,9 @@ const invalidRegistration = (why: string) =>
  * A registration id checked against its device type, in the form it is stored:
  * FCM/GCM tokens as they are, APNs tokens as lowercase hex (the `<a1b2 ...>`
  * form old iOS clients send is accepted), BlackBerry PINs as 8 hex digits,
- * Windows channel URIs as https URLs.
+ * Windows channel URIs as https URLs, a browser's Web Push subscription as
+ * its JSON {endpoint, keys: {p256dh, auth}} (an endpoint of a known push
+ * service only).
  */
 export function normalizeRegistration(type: DeviceType, raw: string): string {
   const value = raw.trim()
@@ -58,6 +63,14 @@ export function normalizeRegistration(type: DeviceType, raw: string): string {
       if (!/^[0-9a-f]{8}$/i.test(value))
         throw invalidRegistration('a BlackBerry PIN is 8 hex digits')
       return value.toLowerCase()
+    case 'web_push': {
+      const parsed = parseSubscription(value, {
+        allowHttp: gatewaysConfig.webPush.allowHttp,
+        hosts: gatewaysConfig.webPush.endpointHosts,
+      })
+      if ('refusal' in parsed) throw invalidRegistration(parsed.refusal)
+      return JSON.stringify(parsed.subscription)
+    }
     case 'win_uri':
       if (!URL.canParse(value) || new URL(value).protocol !== 'https:') {
         throw invalidRegistration('a Windows channel URI is an https URL')

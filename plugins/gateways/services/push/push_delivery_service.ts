@@ -22,139 +22,265 @@ import {
 import gatewaysConfig from '../../config.js'
 import type { DeviceType } from '../push_device_service.js'
 import { CHANNEL_OF, PROVIDER_OF, PushProviders, type Provider } from './push_providers.js'
+import { sendApns, sendFcm, sendWebPush, type Outcome } from './provider_senders.js'
 
 const DEVICES = 'gateways_push_devices'
 const TITLE_LENGTH = 100
+
+/**
+ * A notification for some users (contract 3 of issue 19: messages,
+ * invitations, comments here; reminders from the mail-out helper's
+ * reminders service).
+ */
+export interface PushNotification {
+  userIds: number[]
+  /** The book it is about: its members' prefs and its confidentiality apply. */
+  bookId?: number | null
+  title: string
+  body: string
+  /** Identifiers for the app (b_o, b_c, smid, ...): no content, it is kept when confidential. */
+  data: Record<string, string>
+  /** Notifications sharing it replace each other on the device (`book-<id>` for a book's). */
+  collapseKey: string
+  eventType: string
+  /** Unique per notification; each device's delivery adds `:device:<id>`. */
+  idempotencyKey: string
+  /** Not sent before (epoch ms): a reminder. */
+  notBefore?: number
+  /** No text: the body becomes a neutral phrase, the title the book's, data loses `u_c`. */
+  confidential?: boolean
+}
 
 /** What a push delivery's row carries: enough to build any provider's request. */
 export interface PushPayload {
   userId: number
   deviceId: number
-  bookId: number
-  b_o: string
-  b_c: string
-  /** The book's title (ownerPrefs.title, else its code). */
   title: string
-  smid: number
-  uuid: string
-  /** The sender's code; null when the book is confidential. */
-  u_c: string | null
-  /** The message's text, cut; null when the book is confidential (notifyMobileConfidential). */
-  text: string | null
+  body: string
+  data: Record<string, string>
+  collapseKey: string
 }
 
-/** What one provider request came to, in the outbox's terms, and whether the device is gone. */
-interface Outcome extends AttemptResult {
-  gone?: boolean
+/** A device met in a fan-out, with its owner's book userPrefs when the notification has a book. */
+interface DeviceRow {
+  user_id: number | string
+  device_id: number | string
+  device_type: string
+  user_prefs?: string | null
 }
 
-const cut = (text: string, length: number) =>
+interface BookContext {
+  title: string
+  archived: boolean
+  confidential: boolean
+}
+
+/** What a confidential notification says instead of its text, by event family. */
+const NEUTRAL_BODY: Record<string, string> = {
+  message: 'New message',
+  invitation: 'New invitation',
+  comment: 'New comment',
+  reminder: 'Reminder',
+}
+
+export const cut = (text: string, length: number) =>
   text.length > length ? `${text.slice(0, length - 1)}…` : text
 
-/** Notifications of one book replace each other on the device (collapse key, thread id). */
-const collapseKey = (bookId: number) => `book-${bookId}`
+/** Notifications of one book replace each other on the device (collapse key, thread id, topic). */
+export const bookCollapseKey = (bookId: number) => `book-${bookId}`
+
+/** A book's title as notifications show it (ownerPrefs.title, else its code). */
+export const bookTitle = (ownerPrefs: Record<string, unknown>, b_c: string) =>
+  cut(String(ownerPrefs.title || b_c), TITLE_LENGTH)
 
 /**
- * Push deliveries of new messages (issue 19 item 4), through the kernel
- * outbox: staged in the message's own transaction (books' in-transaction
- * topic `books:message_changed`, the one webhooks use), one delivery per
- * active device of each accepted member concerned, sent by the `push_fcm`
- * or `push_apns` channel after commit.
+ * Push deliveries through the kernel outbox: staged in the transaction of
+ * the change that causes them, one delivery per active device (of a type a
+ * configured provider serves) of each user concerned, sent after commit by
+ * the `push_fcm`, `push_apns` or `push_web` channel.
  */
 export class PushDeliveryService {
   constructor(readonly providers: PushProviders = new PushProviders()) {}
 
-  /** The contribution to books' in-transaction topic. */
+  /** Whether any provider is configured (contributors skip all work when none is). */
+  enabled() {
+    return this.providers.servedTypes().length > 0
+  }
+
+  /** The contribution to books' in-transaction topic: new messages. */
   messageContributor(): OutboxContributor<MessageChanging> {
     return {
       // The writer asks with {bookId} alone first: a kind not yet known may be 'created'.
-      wants: (event) =>
-        (event.kind === undefined || event.kind === 'created') &&
-        this.providers.servedTypes().length > 0,
-      entries: (event, client) => this.entriesFor(event, client),
+      wants: (event) => (event.kind === undefined || event.kind === 'created') && this.enabled(),
+      entries: (event, client) => this.messageEntries(event, client),
     }
   }
 
   /**
-   * Inside the message's transaction: a delivery per active device (of a
-   * type a configured provider serves) of each accepted member, except the
-   * sender, whose book userPrefs ask for mobile notifications (notifyMobile;
-   * in an archived book only with notifyWhenMsgInArchivedBook).
+   * A new message: every accepted member except the sender (the user the
+   * message is written as, its creator, the sesskey holder acting on behalf).
+   * Members and their devices are read in one query (the common case, a book
+   * where nobody has a device, ends there).
    */
-  async entriesFor(event: MessageChanging, client: QueryClientContract): Promise<OutboxEntry[]> {
+  async messageEntries(event: MessageChanging, client: QueryClientContract) {
     if (event.kind !== 'created' || event.row.del) return []
     const types = this.providers.servedTypes()
     if (types.length === 0) return []
     const senders = [event.actorId, Number(event.row.creator_id), event.onBehalfOf].filter(
       (id): id is number => typeof id === 'number' && id > 0
     )
-    const rows = await client
+    const devices: DeviceRow[] = await client
       .from('book_members as m')
       .join(`${DEVICES} as d`, 'd.user_id', 'm.user_id')
       .where('m.book_id', event.bookId)
       .where('m.invite', 'accepted')
       .where('m.del', false)
       .where('d.active', true)
+      .whereIn('d.device_type', types)
       .whereNotIn('m.user_id', senders)
       .select('m.user_id', 'm.user_prefs', 'd.id as device_id', 'd.device_type')
       .orderBy('d.id')
-    // The common case, a book where no member has a device, ends here: one indexed query.
-    if (rows.length === 0) return []
+    if (devices.length === 0) return []
+    const book = await this.bookContext(client, event.bookId)
+    if (!book) return []
+    const sender = book.confidential
+      ? null
+      : await client.from('users').where('id', event.row.creator_id).select('code').first()
+    const smid = Number(event.row.smid)
+    return this.fanOut(
+      devices,
+      {
+        userIds: [],
+        bookId: event.bookId,
+        title: book.title,
+        body: event.row.msg ?? '',
+        data: {
+          type: 'message',
+          b_o: event.b_o,
+          b_c: event.b_c,
+          smid: String(smid),
+          uuid: event.row.uuid,
+          ...(sender ? { u_c: String(sender.code) } : {}),
+        },
+        collapseKey: bookCollapseKey(event.bookId),
+        eventType: 'message.created',
+        idempotencyKey: `message:${smid}`,
+      },
+      book
+    )
+  }
+
+  /**
+   * Contract 3: the deliveries of a notification, one per active device of
+   * the users, on every configured provider. With a book, each user's book
+   * userPrefs apply (notifyMobile; in an archived book
+   * notifyWhenMsgInArchivedBook; a user with no member row has the
+   * defaults) and the book's notifyMobileConfidential makes it confidential.
+   * Callers leave the actor out of userIds.
+   */
+  async entriesForUsers(
+    client: QueryClientContract,
+    notification: PushNotification
+  ): Promise<OutboxEntry[]> {
+    const types = this.providers.servedTypes()
+    const userIds = [...new Set(notification.userIds)].filter((id) => id > 0)
+    if (types.length === 0 || userIds.length === 0) return []
+    const bookId = notification.bookId ?? null
+    const query = client
+      .from(`${DEVICES} as d`)
+      .whereIn('d.user_id', userIds)
+      .where('d.active', true)
+      .whereIn('d.device_type', types)
+      .select('d.user_id', 'd.id as device_id', 'd.device_type')
+      .orderBy('d.id')
+    if (bookId !== null)
+      query
+        .leftJoin('book_members as m', (join) =>
+          join.on('m.user_id', 'd.user_id').andOnVal('m.book_id', bookId)
+        )
+        .select('m.user_prefs')
+    const devices: DeviceRow[] = await query
+    if (devices.length === 0) return []
+    const book = bookId === null ? null : await this.bookContext(client, bookId)
+    if (bookId !== null && !book) return []
+    return this.fanOut(devices, notification, book)
+  }
+
+  /** What a book changes in its notifications: the title shown, archived, confidential. */
+  private async bookContext(
+    client: QueryClientContract,
+    bookId: number
+  ): Promise<BookContext | null> {
     const book = await client
       .from('books')
-      .where('id', event.bookId)
-      .select('owner_prefs', 'archived')
+      .where('id', bookId)
+      .select('code', 'owner_prefs', 'archived')
       .first()
-    if (!book) return []
+    if (!book) return null
     const ownerPrefs = typedPrefs(
       OWNER_PREF_KINDS,
       OWNER_PREF_DEFAULTS,
       parseJson(book.owner_prefs, null)
     )
-    const confidential = ownerPrefs.notifyMobileConfidential === true
-    const archived = Boolean(Number(book.archived))
-    const sender = confidential
-      ? null
-      : await client.from('users').where('id', event.row.creator_id).select('code').first()
+    return {
+      title: bookTitle(ownerPrefs, String(book.code)),
+      archived: Boolean(Number(book.archived)),
+      confidential: ownerPrefs.notifyMobileConfidential === true,
+    }
+  }
+
+  /** The book's prefs and confidentiality applied, an entry per device left. */
+  private fanOut(
+    devices: DeviceRow[],
+    notification: PushNotification,
+    book: BookContext | null
+  ): OutboxEntry[] {
+    let { title, data } = notification
+    let body = cut(notification.body, gatewaysConfig.pushTextLength)
+    const confidential = notification.confidential === true || book?.confidential === true
+    if (confidential) {
+      if (book) title = book.title
+      body = NEUTRAL_BODY[notification.eventType.split('.')[0]] ?? 'New activity'
+      const { u_c: sender, ...rest } = data
+      data = rest
+    }
     const base = {
-      bookId: event.bookId,
-      b_o: event.b_o,
-      b_c: event.b_c,
-      title: cut(String(ownerPrefs.title || event.b_c), TITLE_LENGTH),
-      smid: Number(event.row.smid),
-      uuid: event.row.uuid,
-      u_c: sender ? String(sender.code) : null,
-      text: confidential ? null : cut(event.row.msg ?? '', gatewaysConfig.pushTextLength),
+      title: cut(title, TITLE_LENGTH),
+      body,
+      data,
+      collapseKey: notification.collapseKey,
     }
     const entries: OutboxEntry[] = []
-    let unsupported = 0
-    for (const row of rows) {
-      const prefs = typedPrefs(USER_PREF_KINDS, USER_PREF_DEFAULTS, parseJson(row.user_prefs, null))
-      if (prefs.notifyMobile !== true) continue
-      if (archived && prefs.notifyWhenMsgInArchivedBook !== true) continue
-      const type = row.device_type as DeviceType
-      if (!types.includes(type)) {
-        unsupported++
-        continue
+    for (const device of devices) {
+      if (book) {
+        const prefs = typedPrefs(
+          USER_PREF_KINDS,
+          USER_PREF_DEFAULTS,
+          parseJson(device.user_prefs ?? null, null)
+        )
+        if (prefs.notifyMobile !== true) continue
+        if (book.archived && prefs.notifyWhenMsgInArchivedBook !== true) continue
       }
-      const provider = PROVIDER_OF[type] as Provider
-      const deviceId = Number(row.device_id)
-      const payload: PushPayload = { ...base, userId: Number(row.user_id), deviceId }
+      const provider = PROVIDER_OF[device.device_type as DeviceType] as Provider
+      const deviceId = Number(device.device_id)
+      const payload: PushPayload = { ...base, userId: Number(device.user_id), deviceId }
       entries.push({
         channel: CHANNEL_OF[provider],
         recipient: `device:${deviceId}`,
-        idempotencyKey: `message:${base.smid}:device:${deviceId}`,
-        // One device's notifications of one book go one after the other, so a burst collapses.
-        orderKey: `push:${deviceId}:${event.bookId}`,
-        eventType: 'message.created',
+        idempotencyKey: `${notification.idempotencyKey}:device:${deviceId}`,
+        // A device's notifications of one key go one after the other, so a burst collapses; a
+        // scheduled one (a reminder) has no order key: waiting for its time, it would hold the rest.
+        orderKey:
+          notification.notBefore === undefined
+            ? `push:${deviceId}:${notification.collapseKey}`
+            : null,
+        eventType: notification.eventType,
         payload,
+        ...(notification.notBefore === undefined ? {} : { notBefore: notification.notBefore }),
       })
     }
-    if (unsupported)
-      logger.debug(
-        { smid: base.smid, devices: unsupported },
-        'push: devices of unsupported types skipped (see PushDeliveryService.unsupportedDevices)'
-      )
+    if (entries.length === 0)
+      logger.debug({ eventType: notification.eventType }, 'push: no device wants it')
     return entries
   }
 
@@ -186,7 +312,7 @@ export class PushDeliveryService {
     })
   }
 
-  /** The `push_fcm` and `push_apns` outbox channels. */
+  /** The `push_fcm`, `push_apns` and `push_web` outbox channels. */
   channel(provider: Provider): OutboxChannel {
     return { send: (delivery) => this.send(provider, delivery) }
   }
@@ -197,10 +323,9 @@ export class PushDeliveryService {
     if (!device || !device.active || Number(device.user_id) !== payload.userId)
       return { outcome: 'cancelled', error: 'the device is gone, inactive or now another user’s' }
     if (await this.superseded(delivery))
-      return { outcome: 'cancelled', error: 'collapsed: a newer message of the book follows' }
+      return { outcome: 'cancelled', error: 'collapsed: a newer notification follows' }
     const token = String(device.registration_id)
-    const outcome =
-      provider === 'fcm' ? await this.sendFcm(payload, token) : await this.sendApns(payload, token)
+    const outcome = await this.sendWith(provider, payload, token)
     if (outcome.gone) {
       // Only the token the provider refused: a device that changed its token meanwhile stays active.
       await db
@@ -213,7 +338,25 @@ export class PushDeliveryService {
     return result
   }
 
-  /** A newer delivery of the same device and book waits: this one would be replaced at once. */
+  private async sendWith(
+    provider: Provider,
+    payload: PushPayload,
+    token: string
+  ): Promise<Outcome> {
+    const notConfigured = { outcome: 'retry' as const, error: `${provider} is not configured` }
+    if (provider === 'fcm') {
+      const client = this.providers.fcm()
+      return client ? sendFcm(client, payload, token) : notConfigured
+    }
+    if (provider === 'apns') {
+      const client = this.providers.apns()
+      return client ? sendApns(client, payload, token) : notConfigured
+    }
+    const client = this.providers.webPush()
+    return client ? sendWebPush(client, payload, token) : notConfigured
+  }
+
+  /** A newer delivery of the same device and collapse key waits: this one would be replaced at once. */
   private async superseded(delivery: OutboxDelivery) {
     if (!delivery.orderKey) return false
     const newer = await db
@@ -224,78 +367,5 @@ export class PushDeliveryService {
       .select('id')
       .first()
     return !!newer
-  }
-
-  private async sendFcm(payload: PushPayload, token: string): Promise<Outcome> {
-    const client = this.providers.fcm()
-    if (!client) return { outcome: 'retry', error: 'FCM is not configured' }
-    const collapse = collapseKey(payload.bookId)
-    const answer = await client.send({
-      token,
-      notification: { title: payload.title, body: payload.text ?? 'New message' },
-      // FCM data values are strings.
-      data: {
-        type: 'message',
-        b_o: payload.b_o,
-        b_c: payload.b_c,
-        smid: String(payload.smid),
-        uuid: payload.uuid,
-        ...(payload.u_c === null ? {} : { u_c: payload.u_c }),
-      },
-      android: { collapse_key: collapse, priority: 'HIGH', notification: { tag: collapse } },
-      apns: {
-        headers: { 'apns-collapse-id': collapse },
-        payload: { aps: { 'thread-id': collapse } },
-      },
-    })
-    const result = { status: answer.status, response: answer.response, error: answer.code }
-    const status = answer.status
-    if (status !== null && status >= 200 && status < 300)
-      return { ...result, outcome: 'delivered', error: null }
-    if (answer.code === 'UNREGISTERED' || answer.code === 'SENDER_ID_MISMATCH' || status === 404)
-      return { ...result, outcome: 'failed', gone: true }
-    if (status === 401) {
-      client.dropToken()
-      return { ...result, outcome: 'retry' }
-    }
-    if (status === null || status === 429 || status >= 500) return { ...result, outcome: 'retry' }
-    return { ...result, outcome: 'failed' }
-  }
-
-  private async sendApns(payload: PushPayload, token: string): Promise<Outcome> {
-    const client = this.providers.apns()
-    if (!client) return { outcome: 'retry', error: 'APNs is not configured' }
-    const collapse = collapseKey(payload.bookId)
-    const answer = await client.send({
-      deviceToken: token,
-      collapseId: collapse,
-      payload: {
-        aps: {
-          'alert': { title: payload.title, body: payload.text ?? 'New message' },
-          'sound': 'default',
-          'thread-id': collapse,
-        },
-        b_o: payload.b_o,
-        b_c: payload.b_c,
-        smid: payload.smid,
-        uuid: payload.uuid,
-        ...(payload.u_c === null ? {} : { u_c: payload.u_c }),
-      },
-    })
-    const result = { status: answer.status, response: answer.response, error: answer.reason }
-    const status = answer.status
-    if (status === 200) return { ...result, outcome: 'delivered', error: null }
-    if (
-      status === 410 ||
-      answer.reason === 'BadDeviceToken' ||
-      answer.reason === 'DeviceTokenNotForTopic'
-    )
-      return { ...result, outcome: 'failed', gone: true }
-    if (answer.reason === 'ExpiredProviderToken' || answer.reason === 'InvalidProviderToken') {
-      client.dropToken()
-      return { ...result, outcome: 'retry' }
-    }
-    if (status === null || status === 429 || status >= 500) return { ...result, outcome: 'retry' }
-    return { ...result, outcome: 'failed' }
   }
 }

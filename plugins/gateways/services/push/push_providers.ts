@@ -3,8 +3,9 @@ import type { DeviceType } from '../push_device_service.js'
 import { ApnsClient } from './apns_client.js'
 import { inlineOrFile, readServiceAccount } from './credentials.js'
 import { FcmClient } from './fcm_client.js'
+import { WebPushClient } from './web_push_client.js'
 
-export type Provider = 'fcm' | 'apns'
+export type Provider = 'fcm' | 'apns' | 'webpush'
 
 /** Which provider serves a device type; null: none exists any more (BlackBerry, Windows Phone). */
 export const PROVIDER_OF: Record<DeviceType, Provider | null> = {
@@ -15,10 +16,15 @@ export const PROVIDER_OF: Record<DeviceType, Provider | null> = {
   ios_dt_v2: 'apns',
   bb_dt: null,
   win_uri: null,
+  web_push: 'webpush',
 }
 
 /** The outbox channel of each provider. */
-export const CHANNEL_OF: Record<Provider, string> = { fcm: 'push_fcm', apns: 'push_apns' }
+export const CHANNEL_OF: Record<Provider, string> = {
+  fcm: 'push_fcm',
+  apns: 'push_apns',
+  webpush: 'push_web',
+}
 
 /**
  * The provider clients, made from the plugin's settings when first needed
@@ -28,6 +34,7 @@ export const CHANNEL_OF: Record<Provider, string> = { fcm: 'push_fcm', apns: 'pu
 export class PushProviders {
   private fcmClient: { key: string; client: FcmClient } | null = null
   private apnsClient: { key: string; client: ApnsClient } | null = null
+  private webPushClient: { key: string; client: WebPushClient } | null = null
 
   fcm(): FcmClient | null {
     const settings = gatewaysConfig.fcm
@@ -73,9 +80,34 @@ export class PushProviders {
     return this.apnsClient.client
   }
 
+  webPush(): WebPushClient | null {
+    if (!this.configured('webpush')) return null
+    const settings = gatewaysConfig.webPush
+    const key = JSON.stringify([settings, gatewaysConfig.pushTimeoutMs])
+    if (this.webPushClient?.key !== key) {
+      this.webPushClient = {
+        key,
+        client: new WebPushClient({
+          publicKey: settings.publicKey!,
+          privateKey: settings.privateKey!,
+          subject: settings.subject!,
+          ttlSeconds: settings.ttlSeconds,
+          allowHttp: settings.allowHttp,
+          hosts: settings.endpointHosts,
+          timeoutMs: gatewaysConfig.pushTimeoutMs,
+        }),
+      }
+    }
+    return this.webPushClient.client
+  }
+
   /** Whether a provider's settings are all there (cheap: no key is read). */
   configured(provider: Provider): boolean {
     if (provider === 'fcm') return !!gatewaysConfig.fcm.serviceAccount
+    if (provider === 'webpush') {
+      const { publicKey, privateKey, subject } = gatewaysConfig.webPush
+      return !!(publicKey && privateKey && subject)
+    }
     const { key, keyId, teamId, topic } = gatewaysConfig.apns
     return !!(key && keyId && teamId && topic)
   }

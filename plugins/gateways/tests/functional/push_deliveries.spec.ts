@@ -348,7 +348,7 @@ test.group('gateways: push deliveries of new messages', (group) => {
     const push = await app.container.make(PushDeliveryService)
     const row = await db.from('book_messages').where('smid', sent.createMessageId).first()
     const entries = await db.transaction((trx) =>
-      push.entriesFor(
+      push.messageEntries(
         {
           kind: 'created',
           bookId: Number(row.book_id),
