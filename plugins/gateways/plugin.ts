@@ -10,6 +10,8 @@ export default definePlugin({
     registerSMSGateway: () => import('./operations/register_s_m_s_gateway.js'),
     unregisterSMSGateway: () => import('./operations/unregister_s_m_s_gateway.js'),
     updatePushId: () => import('./operations/update_push_id.js'),
+    getGatewayOutbox: () => import('./operations/get_gateway_outbox.js'),
+    ackGatewayOutbox: () => import('./operations/ack_gateway_outbox.js'),
   },
   routes: () => import('./routes.js'),
   provider: () => import('./provider.js'),

@@ -89,6 +89,9 @@ export const OPERATION_AREAS: Record<string, ExpectedArea> = {
   registerSMSGateway: 'none',
   unregisterSMSGateway: 'none',
   updatePushId: 'none',
+  // A gateway's own outbound SMS (a gateway's sesskey only: no user session to restrict).
+  getGatewayOutbox: 'none',
+  ackGatewayOutbox: 'none',
   // Webhooks: a table's subscription reports its rows (tables), a book's its messages (messages).
   createWebhook: 'by target',
   listWebhooks: 'by target',

@@ -196,7 +196,7 @@ export class SmsOutboxService {
           state: 'leased',
           lease_until: now + gatewaysConfig.smsAckTimeoutMs,
           lease_token: token,
-          attempts: db.raw('attempts + 1'),
+          attempts: db.knexRawQuery('attempts + 1'),
           updated_at: now,
         })
     )
