@@ -1,6 +1,10 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import { existsSync } from 'node:fs'
 import { Vite } from '@adonisjs/vite'
+import { QueueService } from '#core/services/queue_service'
+import { PluginRegistry } from '#core/plugins/plugin_registry'
+import { DashboardService } from '#admin/services/dashboard_service'
+import { KernelDashboard } from '#admin/services/kernel_dashboard'
 
 /**
  * The admin console's provider. Binds `vite` (what Inertia and the edge
@@ -16,6 +20,14 @@ export default class ConsoleProvider {
   register() {
     const vite = new Vite(false, this.app.config.get('vite'))
     this.app.container.bind('vite' as any, () => vite)
+    // One instance: it builds the plugins' dashboard parts once.
+    this.app.container.singleton(DashboardService, async (resolver) => {
+      return new DashboardService(
+        await resolver.make(QueueService),
+        await resolver.make(PluginRegistry),
+        new KernelDashboard()
+      )
+    })
   }
 
   /** The dashboard's live feed (Transmit), where requests are served. */

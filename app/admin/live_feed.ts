@@ -3,23 +3,13 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import encryption from '@adonisjs/core/services/encryption'
 import User from '#models/user'
 import { allowChannel } from '#core/socket/transmit_channels'
+import { DashboardService } from '#admin/services/dashboard_service'
 
 /** The Transmit channel the dashboard listens on. */
 export const DASHBOARD_CHANNEL = 'admin/dashboard'
 
 /** Encryption purpose of the dashboard's subscription token (it cannot be replayed elsewhere). */
 const PURPOSE = 'console-dashboard'
-
-/** The changes that move the dashboard's figures. */
-const EVENTS = [
-  'books:message_created',
-  'books:message_updated',
-  'books:message_deleted',
-  'books:book_updated',
-  'books:member_changed',
-  'tables:rows_changed',
-  'core:sessions_revoked',
-] as const
 
 /** At most one notice per interval: a burst of writes is one reload of the figures. */
 const NOTICE_INTERVAL_MS = 1000
@@ -59,6 +49,8 @@ export class DashboardFeed {
       }, NOTICE_INTERVAL_MS)
       pending.unref()
     }
-    for (const event of EVENTS) emitter.on(event as any, notice)
+    // The kernel's and every plugin's (manifest admin.liveEvents): the console names none itself.
+    const dashboard = await app.container.make(DashboardService)
+    for (const event of dashboard.liveEvents()) emitter.on(event as any, notice)
   }
 }

@@ -17,7 +17,7 @@ type Row = Record<string, any>
  */
 const prepared = new WeakMap<object, Map<string, any>>()
 
-const isMysql = () => db.connection().dialect.name === 'mysql'
+export const isMysql = () => db.connection().dialect.name === 'mysql'
 
 /** better-sqlite3 binds no booleans or undefined. */
 const bindable = (value: unknown) =>

@@ -13,4 +13,8 @@ export default definePlugin({
     'Authentication service: password + TOTP login, JWT and refresh tokens, revoke-others',
   provider: () => import('./provider.js'),
   routes: () => import('./routes.js'),
+  // No console pages of its own: its part of the dashboard.
+  admin: {
+    dashboard: () => import('./admin/dashboard.js'),
+  },
 })

@@ -47,5 +47,13 @@ export default definePlugin({
   admin: {
     nav: [{ label: 'Books' }],
     routes: () => import('./admin/routes.js'),
+    dashboard: () => import('./admin/dashboard.js'),
+    liveEvents: [
+      'books:message_created',
+      'books:message_updated',
+      'books:message_deleted',
+      'books:book_updated',
+      'books:member_changed',
+    ],
   },
 })

@@ -61,5 +61,7 @@ export default definePlugin({
   admin: {
     nav: [{ label: 'Tables' }],
     routes: () => import('./admin/routes.js'),
+    dashboard: () => import('./admin/dashboard.js'),
+    liveEvents: ['tables:rows_changed'],
   },
 })

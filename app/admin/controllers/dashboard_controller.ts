@@ -25,10 +25,10 @@ export default class DashboardController {
         channel: DASHBOARD_CHANNEL,
         token: DashboardFeed.tokenFor(auth.use('web').user!.id),
       }),
-      counts: () => this.dashboard.counts(),
+      figures: () => this.dashboard.figures(me),
       queue: () => this.dashboard.queueHealth(),
-      charts: () => this.dashboard.charts(),
-      activity: () => this.dashboard.recentActivity(),
+      charts: () => this.dashboard.charts(me),
+      activity: () => this.dashboard.activity(me),
     })
   }
 }

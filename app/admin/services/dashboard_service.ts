@@ -1,64 +1,66 @@
-import db from '@adonisjs/lucid/services/db'
-import { inject } from '@adonisjs/core'
-import { QueueService } from '#core/services/queue_service'
+import app from '@adonisjs/core/services/app'
+import type { QueueService } from '#core/services/queue_service'
+import type { PluginRegistry } from '#core/plugins/plugin_registry'
+import type {
+  DashboardActivity,
+  DashboardChart,
+  DashboardFigure,
+  DashboardPart,
+} from '#core/plugins/define_plugin'
+import type User from '#models/user'
+import { mayUse } from '#admin/navigation'
+import { KernelDashboard } from './kernel_dashboard.js'
 
-/** Stamps are wall-clock milliseconds x 10 (app/core/services/stamp_allocator.ts): one hour of them. */
-const STAMPS_PER_HOUR = 3_600_000 * 10
 const HOURS = 24
+const ACTIVITY_LINES = 12
 
-export interface HourlySeries {
-  /** Start of each hour, ms since the epoch, oldest first (24 buckets). */
+/** A chart as the page receives it: one count per hour of the last day, oldest first. */
+export interface ChartProps {
+  key: string
+  title: string
+  unit: string
   hours: number[]
   counts: number[]
 }
 
-const has = async (table: string) => db.connection().schema.hasTable(table)
-
 /**
- * What the dashboard shows, each figure from one SQL aggregate: counts of
- * users, books, messages, table rows and open sessions; the job queue's
- * states; recent activity; messages and row writes per hour over the last
- * day (grouped on the stamp, which is a clock reading).
+ * What the dashboard shows, gathered from its parts: the kernel's (users,
+ * API sessions, new accounts) and each enabled plugin's manifest
+ * `admin.dashboard` (books, tables, sessions...), in plugin order. The console
+ * knows no plugin: it asks each part and lays out what they answer. A
+ * container singleton (ConsoleProvider).
  */
-@inject()
 export class DashboardService {
-  constructor(private queue: QueueService) {}
+  private parts: { permission?: string; part: DashboardPart }[] | null = null
 
-  private hourExpression(column: string) {
-    return db.connection().dialect.name === 'mysql'
-      ? `${column} DIV ${STAMPS_PER_HOUR}`
-      : `CAST(${column} / ${STAMPS_PER_HOUR} AS INTEGER)`
+  constructor(
+    private queue: QueueService,
+    private registry: PluginRegistry,
+    private kernel: KernelDashboard
+  ) {}
+
+  /**
+   * The parts this administrator may see (a plugin's part needs its section's
+   * permission, as its pages do), built once by the container (a part may
+   * inject services).
+   */
+  private async partsFor(viewer: User): Promise<DashboardPart[]> {
+    if (!this.parts) {
+      const parts: { permission?: string; part: DashboardPart }[] = [{ part: this.kernel }]
+      for (const plugin of this.registry.plugins) {
+        if (!plugin.admin?.dashboard) continue
+        const { default: Part } = await plugin.admin.dashboard()
+        parts.push({ permission: plugin.admin.permission, part: await app.container.make(Part) })
+      }
+      this.parts = parts
+    }
+    return this.parts.filter(({ permission }) => mayUse(viewer, permission)).map(({ part }) => part)
   }
 
-  private async rowTables(): Promise<string[]> {
-    if (!(await has('table_categories'))) return []
-    const rows = await db.from('table_categories').select('id')
-    return rows.map((row) => `tt_${Number(row.id)}`)
-  }
-
-  async counts() {
-    const one = async (query: Promise<any>) => {
-      const row = await query
-      return Number(row?.total ?? 0)
-    }
-    const count = (table: string, scope: (query: any) => any = (query) => query) =>
-      one(scope(db.from(table)).count('* as total').first())
-    const rowTables = await this.rowTables()
-    let rows = 0
-    for (const table of rowTables) rows += await count(table)
-    return {
-      users: await count('users'),
-      books: (await has('books')) ? await count('books', (query) => query.where('del', false)) : 0,
-      messages: (await has('book_messages'))
-        ? await count('book_messages', (query) => query.where('del', false))
-        : 0,
-      tables: rowTables.length,
-      rows,
-      sesskeys: await count('api_sessions', (query) => query.whereNull('revoked_at')),
-      authSessions: (await has('auth_sessions'))
-        ? await count('auth_sessions', (query) => query.whereNull('revoked_at'))
-        : 0,
-    }
+  async figures(viewer: User): Promise<DashboardFigure[]> {
+    const parts = await this.partsFor(viewer)
+    const figures = await Promise.all(parts.map((part) => part.figures()))
+    return figures.flat()
   }
 
   async queueHealth() {
@@ -69,71 +71,40 @@ export class DashboardService {
     }
   }
 
-  /** Per hour over the last day: messages created (cstamp) and table rows last written (sstamp). */
-  async charts(now = Date.now()): Promise<{ messages: HourlySeries; rowWrites: HourlySeries }> {
+  /** Per hour over the last day (the current hour last). */
+  async charts(viewer: User, now = Date.now()): Promise<ChartProps[]> {
     const lastHour = Math.floor(now / 3_600_000)
-    const firstHour = lastHour - HOURS + 1
-    const since = firstHour * STAMPS_PER_HOUR
-    const series = (totals: Map<number, number>): HourlySeries => {
+    const window = { firstHour: lastHour - HOURS + 1, lastHour }
+    const parts = await this.partsFor(viewer)
+    const charts: DashboardChart[][] = await Promise.all(
+      parts.map((part) => part.charts?.(window) ?? [])
+    )
+    return charts.flat().map((chart) => {
       const hours: number[] = []
       const counts: number[] = []
-      for (let hour = firstHour; hour <= lastHour; hour++) {
+      for (let hour = window.firstHour; hour <= window.lastHour; hour++) {
         hours.push(hour * 3_600_000)
-        counts.push(totals.get(hour) ?? 0)
+        counts.push(chart.perHour.get(hour) ?? 0)
       }
-      return { hours, counts }
-    }
-    const grouped = async (table: string, column: string, scope = '') => {
-      const expression = this.hourExpression(column)
-      const result = await db.rawQuery(
-        `SELECT ${expression} AS hour, COUNT(*) AS total FROM ${table} WHERE ${column} >= ? ${scope} GROUP BY ${expression}`,
-        [since]
-      )
-      const rows: any[] = db.connection().dialect.name === 'mysql' ? result[0] : result
-      return rows.map((row) => [Number(row.hour), Number(row.total)] as const)
-    }
-    const messages = new Map<number, number>()
-    if (await has('book_messages'))
-      for (const [hour, total] of await grouped('book_messages', 'cstamp'))
-        messages.set(hour, total)
-    const rowWrites = new Map<number, number>()
-    for (const table of await this.rowTables())
-      for (const [hour, total] of await grouped(table, 'sstamp'))
-        rowWrites.set(hour, (rowWrites.get(hour) ?? 0) + total)
-    return { messages: series(messages), rowWrites: series(rowWrites) }
+      return { key: chart.key, title: chart.title, unit: chart.unit, hours, counts }
+    })
   }
 
-  /** The latest messages and the newest accounts. */
-  async recentActivity() {
-    const recentMessages = (await has('book_messages'))
-      ? await db
-          .from('book_messages as m')
-          .join('books as b', 'b.id', 'm.book_id')
-          .join('users as u', 'u.id', 'm.creator_id')
-          .where('m.del', false)
-          .orderBy('m.smid', 'desc')
-          .limit(8)
-          .select('m.smid', 'm.msg', 'm.cstamp', 'b.code as book', 'u.code as author')
-      : []
-    const newUsers = await db
-      .from('users')
-      .orderBy('id', 'desc')
-      .limit(5)
-      .select('id', 'code', 'email', 'created_at')
-    return {
-      messages: recentMessages.map((row: any) => ({
-        smid: Number(row.smid),
-        text: String(row.msg).slice(0, 120),
-        at: Math.floor(Number(row.cstamp) / 10),
-        book: row.book,
-        author: row.author,
-      })),
-      users: newUsers.map((row: any) => ({
-        id: Number(row.id),
-        code: row.code,
-        email: row.email,
-        createdAt: new Date(row.created_at).toISOString(),
-      })),
-    }
+  /** The newest lines of every part, newest first. */
+  async activity(viewer: User): Promise<DashboardActivity[]> {
+    const parts = await this.partsFor(viewer)
+    const lines = await Promise.all(parts.map((part) => part.activity?.(ACTIVITY_LINES) ?? []))
+    return lines
+      .flat()
+      .sort((a, b) => b.at - a.at)
+      .slice(0, ACTIVITY_LINES)
+  }
+
+  /** Events after which figures may have changed: the kernel's and every plugin's. */
+  liveEvents(): string[] {
+    const events = new Set(KernelDashboard.liveEvents)
+    for (const plugin of this.registry.plugins)
+      for (const event of plugin.admin?.liveEvents ?? []) events.add(event)
+    return [...events]
   }
 }

@@ -87,6 +87,56 @@ export interface PluginAdminSection {
   /** The right (getUserInfo `rights` name) an administrator needs for every page of the plugin. */
   permission?: string
   routes?: LazyDefault<PluginAdminRoutes>
+  /** The plugin's part of the dashboard: a class the container builds once (see DashboardPart). */
+  dashboard?: LazyDefault<new (...args: any[]) => DashboardPart>
+  /** Events (emitter names) after which the plugin's dashboard figures may have changed. */
+  liveEvents?: string[]
+}
+
+/** One figure of the dashboard (a count), linked to a console page when `href` is set. */
+export interface DashboardFigure {
+  /** Stable and unique across plugins (the page's `data-figure`). */
+  key: string
+  label: string
+  value: number
+  href?: string
+}
+
+/** The hours a chart covers: hour numbers (ms since the epoch / 3,600,000), both included. */
+export interface DashboardWindow {
+  firstHour: number
+  lastHour: number
+}
+
+/** A chart of counts per hour; hours it does not name count 0. */
+export interface DashboardChart {
+  key: string
+  title: string
+  /** What is counted, in the plural ("messages"): the chart's accessible label. */
+  unit: string
+  perHour: Map<number, number>
+}
+
+/** One line of the dashboard's recent activity. */
+export interface DashboardActivity {
+  /** Milliseconds since the epoch. */
+  at: number
+  /** Who did it (a user's code), when known. */
+  actor?: string
+  text: string
+  href?: string
+}
+
+/**
+ * What a plugin shows on the console's dashboard. Each method is one service
+ * call of the plugin's (the console reads no plugin table itself); each must
+ * stay cheap on a large database: counts from indexes, maintained counters or
+ * a cached query, never a query per table.
+ */
+export interface DashboardPart {
+  figures(): Promise<DashboardFigure[]>
+  charts?(window: DashboardWindow): Promise<DashboardChart[]>
+  activity?(limit: number): Promise<DashboardActivity[]>
 }
 
 /**

@@ -3,33 +3,40 @@ import { Head, Link, router, usePoll } from '@inertiajs/react'
 import { Transmit } from '@adonisjs/transmit-client'
 import { BarChart, Card, formatDate } from '../components/ui'
 
-interface Series {
+/** The dashboard's figures, charts and activity come from its parts: the kernel's and each plugin's. */
+interface Figure {
+  key: string
+  label: string
+  value: number
+  href?: string
+}
+interface Chart {
+  key: string
+  title: string
+  unit: string
   hours: number[]
   counts: number[]
+}
+interface ActivityLine {
+  at: number
+  actor?: string
+  text: string
+  href?: string
 }
 interface Props {
   security: { totpEnrolled: boolean }
   live: { channel: string; token: string }
-  counts: {
-    users: number
-    books: number
-    messages: number
-    tables: number
-    rows: number
-    sesskeys: number
-    authSessions: number
-  }
+  figures: Figure[]
   queue: { ok: boolean; counts: Record<string, number> | null }
-  charts: { messages: Series; rowWrites: Series }
-  activity: {
-    messages: { smid: number; text: string; at: number; book: string; author: string }[]
-    users: { id: number; code: string; email: string | null; createdAt: string }[]
-  }
+  charts: Chart[]
+  activity: ActivityLine[]
 }
+
+const CHART_COLORS = ['#3b6fd4', '#2a9d6f', '#b5651d', '#7a4fb3']
 
 const hourLabel = (ms: number) => `${String(new Date(ms).getHours()).padStart(2, '0')}h`
 
-const FIGURES = ['counts', 'queue', 'charts', 'activity']
+const FIGURES = ['figures', 'queue', 'charts', 'activity']
 
 /**
  * Reloads the figures when the server says they changed (Transmit channel
@@ -54,17 +61,8 @@ function useLiveFigures(live: Props['live']) {
 }
 
 /** Counts, queue health, activity and hourly charts; refreshed in place when they change. */
-export default function Dashboard({ counts, queue, charts, activity, live, security }: Props) {
+export default function Dashboard({ figures, queue, charts, activity, live, security }: Props) {
   useLiveFigures(live)
-  const figures: [string, number, string?][] = [
-    ['Users', counts.users, '/admin/users'],
-    ['Books', counts.books, '/admin/books'],
-    ['Messages', counts.messages],
-    ['Tables', counts.tables, '/admin/tables'],
-    ['Rows', counts.rows],
-    ['Sesskeys', counts.sesskeys],
-    ['Auth sessions', counts.authSessions],
-  ]
   return (
     <>
       <Head title="Dashboard" />
@@ -77,30 +75,29 @@ export default function Dashboard({ counts, queue, charts, activity, live, secur
         </p>
       )}
       <div className="figures">
-        {figures.map(([label, value, href]) => (
-          <div className="figure" key={label} data-figure={label.toLowerCase()}>
-            <span className="value">{value.toLocaleString('en')}</span>
-            <span className="label">{href ? <Link href={href}>{label}</Link> : label}</span>
+        {figures.map((figure) => (
+          <div className="figure" key={figure.key} data-figure={figure.key}>
+            <span className="value">{figure.value.toLocaleString('en')}</span>
+            <span className="label">
+              {figure.href ? <Link href={figure.href}>{figure.label}</Link> : figure.label}
+            </span>
           </div>
         ))}
       </div>
-      <div className="grid2">
-        <Card title="Messages per hour (last 24 h)">
-          <BarChart
-            label="messages"
-            labels={charts.messages.hours.map(hourLabel)}
-            values={charts.messages.counts}
-          />
-        </Card>
-        <Card title="Row writes per hour (last 24 h)">
-          <BarChart
-            label="row writes"
-            color="#2a9d6f"
-            labels={charts.rowWrites.hours.map(hourLabel)}
-            values={charts.rowWrites.counts}
-          />
-        </Card>
-      </div>
+      {charts.length > 0 && (
+        <div className="grid2">
+          {charts.map((chart, index) => (
+            <Card title={chart.title} key={chart.key}>
+              <BarChart
+                label={chart.unit}
+                color={CHART_COLORS[index % CHART_COLORS.length]}
+                labels={chart.hours.map(hourLabel)}
+                values={chart.counts}
+              />
+            </Card>
+          ))}
+        </div>
+      )}
       <div className="grid2">
         <Card title="Job queue">
           {queue.ok && queue.counts ? (
@@ -121,16 +118,11 @@ export default function Dashboard({ counts, queue, charts, activity, live, secur
         </Card>
         <Card title="Recent activity">
           <ul className="activity">
-            {activity.messages.map((message) => (
-              <li key={message.smid}>
-                <span className="muted">{formatDate(message.at)}</span>{' '}
-                <strong>{message.author}</strong> in {message.book}: {message.text}
-              </li>
-            ))}
-            {activity.users.map((user) => (
-              <li key={`u${user.id}`}>
-                <span className="muted">{formatDate(user.createdAt)}</span> new user{' '}
-                <Link href={`/admin/users/${user.id}`}>{user.code}</Link>
+            {activity.map((line, index) => (
+              <li key={`${line.at}-${index}`}>
+                <span className="muted">{formatDate(line.at)}</span>{' '}
+                {line.actor && <strong>{line.actor}</strong>}{' '}
+                {line.href ? <Link href={line.href}>{line.text}</Link> : line.text}
               </li>
             ))}
           </ul>
