@@ -11,6 +11,7 @@ import { UserService } from '#core/services/user_service'
 import { COMPUTED_TYPES, rowTableName, serializeCell, type FieldDef } from '../lib/field_types.js'
 import { asIdList } from '../lib/wire.js'
 import { MetaService, type CategoryMeta, type ViewMeta } from './meta_service.js'
+import { HistoryService } from './history_service.js'
 import { RowWriter } from './row_writer.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess } from './table_access.js'
@@ -97,7 +98,8 @@ export class TableTokensService {
     private access: TableAccess,
     private meta: MetaService,
     private writer: RowWriter,
-    private users: UserService
+    private users: UserService,
+    private history: HistoryService
   ) {
     const limiters = tokenLimiters()
     this.perToken = limiters.perToken
@@ -368,6 +370,8 @@ export class TableTokensService {
   private async rowAnswer(grant: Grant) {
     const state = await db.from(rowTableName(grant.category.id)).where('id', grant.rowId!).first()
     if (!state) throw rpcError('TOKEN_INVALID', 'The row of this token is gone')
+    // Activity cells are read beside the row, as getTableRows reads them.
+    await this.history.attach(grant.category, grant.fields, [state])
     const fields: Record<string, unknown> = {}
     for (const field of grant.fields) fields[String(field.id)] = serializeCell(field, state)
     return {

@@ -193,6 +193,20 @@ test.group('tables: rows and forms by token (issue 21 item 5)', (group) => {
     assert.equal(asForm.errorCode, 'INVALID_PARAMETER')
   })
 
+  test('a row token answers activity cells like getTableRows, its own writes included', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    const activity = await addField(fx.call, fx.catId, 'Activity', 'activity')
+    const { token } = await fx.token({ rowId: String(fx.rowId) })
+    ok(await anon('updateTableRowByToken', { token, fieldValues: { [fx.f.name]: 'Grace' } }))
+    const read = ok(await anon('getTableRowByToken', { token }))
+    const cell = read.row.fields[activity]
+    assert.isAtLeast(cell.value.total, 2)
+    assert.equal(cell.value.last.action, 'update')
+    assert.equal(cell.text, cell.value.last.m)
+  })
+
   test('a row token without a view shows every field', async ({ assert }) => {
     const fx = await fixture()
     const { token } = await fx.token({ rowId: String(fx.rowId) })
