@@ -66,6 +66,8 @@ export interface FieldOptions {
   /** smarttext: the template ({Field name}, {code} or {f<id>} placeholders), rendered as text or html. */
   template?: string
   templateFormat?: 'text' | 'html'
+  /** An encrypted field: its key's salt and its password's verifier (services/field_encryption.ts; never answered). */
+  encryption?: { salt: string; verifier: string }
 }
 
 /** How a type is filtered and compared. */
@@ -114,6 +116,8 @@ export const COMPUTED_TYPES = new Set<FieldType>([
 ])
 
 export function storageOf(field: Pick<FieldDef, 'type' | 'options'>): Storage {
+  // Sealed values are longer than their plaintext (nonce, tag, base64).
+  if (field.options.encryption) return 'text'
   switch (field.type) {
     case 'shorttext':
     case 'email':
