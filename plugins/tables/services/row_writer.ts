@@ -21,6 +21,7 @@ import type { RowsChanged } from '../events.js'
 import { changeOf, fieldChanges, publishRowChanges } from './row_changes.js'
 import { HistoryService } from './history_service.js'
 import { ComputedFields } from './computed_fields.js'
+import { FieldEncryption, type UnlockedFields } from './field_encryption.js'
 import type { CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
 import { categoryOfRowId } from './schema_service.js'
@@ -41,6 +42,8 @@ export interface WriteOptions {
   source?: 'api' | 'socket'
   /** The operation recorded in the cells' history (default: from source). */
   operation?: string
+  /** The encrypted fields the request unlocked (FieldEncryption.unlock); writing another is refused. */
+  unlocked?: UnlockedFields
 }
 
 export interface WriteResult {
@@ -80,7 +83,8 @@ export class RowWriter {
     private computed: ComputedFields,
     private recompute: RecomputeService,
     private outbox: OutboxService,
-    private history: HistoryService
+    private history: HistoryService,
+    private encryption: FieldEncryption
   ) {}
 
   async write(actor: Actor, writes: RowWrite[], options: WriteOptions): Promise<WriteResult> {
@@ -128,6 +132,8 @@ export class RowWriter {
           }
         }
       )
+      // Encrypted fields: sealed here, so no plaintext reaches the table (new rows' after insert).
+      const sealing = this.encryption.sealWrite(category, states, options.unlocked)
       await this.assignAutoincrements(
         trx,
         category,
@@ -174,6 +180,7 @@ export class RowWriter {
           ])
         this.nextIds.set(table, ids[ids.length - 1] + 1)
       }
+      await sealing.sealInserted(trx)
       // Updates: one statement per row, only the columns that can change.
       for (const entry of states.filter((candidate) => !candidate.isNew)) {
         const columns = this.computed.columnsOf(category, entry.state)
