@@ -5,6 +5,7 @@ import { OutboxService } from '#core/outbox/outbox_service'
 import gatewaysConfig from './config.js'
 import { AndroidDeviceService } from './services/android_device_service.js'
 import { GatewayLimits } from './services/gateway_limits.js'
+import { CopyService } from './services/copies/copy_service.js'
 import { MAIL_CHANNEL, MailOutService } from './services/mail_out/mail_out_service.js'
 import { PushDeviceService } from './services/push_device_service.js'
 import { PushDeliveryService } from './services/push/push_delivery_service.js'
@@ -48,6 +49,8 @@ export default class GatewaysProvider {
     outbox.contribute('books:message_changed', push.messageContributor())
     const mailOut = await this.app.container.make(MailOutService)
     outbox.registerChannel(MAIL_CHANNEL, mailOut.channel())
+    const copies = await this.app.container.make(CopyService)
+    outbox.contribute('books:message_changed', copies.messageContributor())
   }
 
   /** The SMTP connection, if one is open. */

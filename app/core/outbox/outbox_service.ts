@@ -120,7 +120,8 @@ export class OutboxService {
     if (!list) return 0
     const entries: OutboxEntry[] = []
     for (const contributor of list)
-      if (contributor.wants(event)) entries.push(...(await contributor.entries(event, client)))
+      if (contributor.wants(event))
+        entries.push(...(await contributor.entries(event, client, afterCommit)))
     return this.enqueue(client, entries, afterCommit)
   }
 

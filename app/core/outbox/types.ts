@@ -94,6 +94,14 @@ export interface OutboxContributor<E> {
    * the whole event (before reading old values): what they know is given.
    */
   wants(event: Partial<E>): boolean
-  /** Inside the writer's transaction: the deliveries this change causes. */
-  entries(event: E, client: QueryClientContract): Promise<OutboxEntry[]>
+  /**
+   * Inside the writer's transaction: the deliveries this change causes.
+   * `afterCommit` is the writer's, for a contributor that also writes rows
+   * of its own there (an SMS queue) and wakes someone once they are committed.
+   */
+  entries(
+    event: E,
+    client: QueryClientContract,
+    afterCommit: (callback: () => unknown) => void
+  ): Promise<OutboxEntry[]>
 }
