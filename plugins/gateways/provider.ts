@@ -7,6 +7,7 @@ import { AndroidDeviceService } from './services/android_device_service.js'
 import { GatewayLimits } from './services/gateway_limits.js'
 import { CopyService } from './services/copies/copy_service.js'
 import { MAIL_CHANNEL, MailOutService } from './services/mail_out/mail_out_service.js'
+import { MailInSetup } from './services/mail_in/mail_in_setup.js'
 import { PushDeviceService } from './services/push_device_service.js'
 import { PushDeliveryService } from './services/push/push_delivery_service.js'
 import { CHANNEL_OF } from './services/push/push_providers.js'
@@ -15,9 +16,14 @@ import { SmsOutboxService } from './services/sms_outbox_service.js'
 
 /** The gateways services, container singletons bound by class. */
 export default class GatewaysProvider {
-  constructor(protected app: ApplicationService) {}
+  private mailIn: MailInSetup
+
+  constructor(protected app: ApplicationService) {
+    this.mailIn = new MailInSetup(app)
+  }
 
   register() {
+    this.mailIn.register()
     this.app.container.singleton(
       GatewayLimits,
       async (resolver) => new GatewayLimits(await resolver.make('limiter.manager'), gatewaysConfig)
@@ -53,8 +59,14 @@ export default class GatewaysProvider {
     outbox.contribute('books:message_changed', copies.messageContributor())
   }
 
-  /** The SMTP connection, if one is open. */
+  /** The inbound SMTP listener, when GATEWAYS_SMTP_LISTEN_PORT is set (web server only). */
+  async ready() {
+    await this.mailIn.start()
+  }
+
+  /** The SMTP connection, if one is open; the inbound listener. */
   async shutdown() {
+    await this.mailIn.stop()
     const mailOut = await this.app.container.make(MailOutService)
     await mailOut.close()
   }

@@ -1,6 +1,7 @@
 import type { PluginRoutes } from '#core/plugins/define_plugin'
 
 const AndroidDeviceController = () => import('./http/android_device_controller.js')
+const MailInController = () => import('./http/mail_in_controller.js')
 
 /**
  * The device API of the SMS Gateway for Android app (private-server mode),
@@ -15,6 +16,9 @@ const registerGatewayRoutes: PluginRoutes = (router) => {
     })
     .prefix('/api/mobile/v1')
     .as('gateways.android')
+
+  // A relay's inbound webhook: the raw message as the body (README, "E-mail in").
+  router.post('/gateways/mail/inbound', [MailInController, 'inbound']).as('gateways.mail.inbound')
 }
 
 export default registerGatewayRoutes
