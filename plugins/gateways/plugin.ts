@@ -15,4 +15,13 @@ export default definePlugin({
   },
   routes: () => import('./routes.js'),
   provider: () => import('./provider.js'),
+  // Console pages (/admin/gateways): admin/routes.ts, admin/pages/*.tsx.
+  admin: {
+    nav: [
+      { label: 'SMS gateways', path: '/sms' },
+      { label: 'Push devices', path: '/devices' },
+      { label: 'Deliveries', path: '/deliveries' },
+    ],
+    routes: () => import('./admin/routes.js'),
+  },
 })

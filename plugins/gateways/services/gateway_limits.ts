@@ -1,6 +1,8 @@
 import { errors, type Limiter, type LimiterManager } from '@adonisjs/limiter'
 import { rpcError } from '#core/rpc/errors'
 
+const gatewayKey = (phone: string) => `gateway:${phone}`
+
 export interface GatewayLimitSettings {
   ratePerGateway: number
   ratePerSender: number
@@ -30,12 +32,27 @@ export class GatewayLimits {
 
   /** One request of the gateway with this number (E.164). */
   gateway(phone: string) {
-    return this.take(this.perGateway, `gateway:${phone}`, `requests from the gateway ${phone}`)
+    return this.take(this.perGateway, gatewayKey(phone), `requests from the gateway ${phone}`)
   }
 
   /** One message of the sender with this number (E.164). */
   sender(phone: string) {
     return this.take(this.perSender, `gateway-sender:${phone}`, `messages from ${phone}`)
+  }
+
+  /**
+   * Where the gateway with this number stands in its window (the console):
+   * requests used of the limit and seconds until the window resets; null
+   * when it made none in the current window.
+   */
+  async gatewayState(phone: string) {
+    const response = await this.perGateway.get(gatewayKey(phone))
+    if (!response) return null
+    return {
+      used: response.consumed,
+      limit: response.limit,
+      resetsIn: Math.max(0, response.availableIn),
+    }
   }
 
   private async take(limiter: Limiter, key: string, what: string) {

@@ -1,0 +1,151 @@
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import { OutboxService } from '#core/outbox/outbox_service'
+import type { DeliveryState } from '#core/outbox/types'
+import { readPage, whereContains, type PageRequest } from '#core/paging'
+import { CHANNEL_OF } from '../services/push/push_providers.js'
+
+const DELIVERIES = 'outbox_deliveries'
+
+/** The outbox channels the gateways plugin sends through (webhooks have their own). */
+const COLUMNS = [
+  'id',
+  'channel',
+  'recipient',
+  'event_type',
+  'payload',
+  'state',
+  'attempts',
+  'max_attempts',
+  'next_attempt_at',
+  'last_status',
+  'last_error',
+  'created_at',
+  'finished_at',
+]
+
+export const GATEWAY_CHANNELS: string[] = [...Object.values(CHANNEL_OF), 'mail']
+
+export const DELIVERY_STATES: DeliveryState[] = [
+  'pending',
+  'sending',
+  'delivered',
+  'failed',
+  'cancelled',
+]
+
+export interface DeliveryFilter extends PageRequest {
+  channel?: string
+  state?: DeliveryState
+}
+
+/**
+ * What a delivery is about, from its payload, without what it says: a push's
+ * book and device, a mail's address and subject. A confidential book's text
+ * never reaches the payload in the first place.
+ */
+function aboutOf(payload: string): string {
+  let parsed: Record<string, any>
+  try {
+    parsed = JSON.parse(payload) ?? {}
+  } catch {
+    return ''
+  }
+  const parts: string[] = []
+  if (typeof parsed.to === 'string') parts.push(`to ${parsed.to}`)
+  if (typeof parsed.subject === 'string') parts.push(`“${parsed.subject.slice(0, 80)}”`)
+  // A push payload names its book at its top, or in the data it hands the app.
+  const book = typeof parsed.b_o === 'string' ? parsed : (parsed.data ?? {})
+  if (typeof book.b_o === 'string' && typeof book.b_c === 'string')
+    parts.push(`book ${book.b_o}/${book.b_c}`)
+  return parts.join(' · ')
+}
+
+const epoch = (value: unknown) => (value === null || value === undefined ? null : Number(value))
+
+/** A delivery row as the console shows it. */
+function deliveryView(row: any) {
+  return {
+    id: Number(row.id),
+    channel: row.channel as string,
+    recipient: row.recipient as string,
+    eventType: row.event_type as string,
+    about: aboutOf(String(row.payload)),
+    state: row.state as DeliveryState,
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.max_attempts),
+    nextAttemptAt: row.state === 'pending' ? epoch(row.next_attempt_at) : null,
+    lastStatus: epoch(row.last_status),
+    lastError: (row.last_error as string | null) ?? null,
+    createdAt: Number(row.created_at),
+    finishedAt: epoch(row.finished_at),
+  }
+}
+
+/**
+ * The gateways plugin's outgoing deliveries in the kernel outbox (push, mail)
+ * for the console: listed by channel and state, their attempts, and a retry
+ * through OutboxService.redeliver (the one behind webhooks' redelivery).
+ */
+@inject()
+export class GatewayDeliveries {
+  constructor(private outbox: OutboxService) {}
+
+  /** Newest first; searched by recipient or event type. */
+  list(filter: DeliveryFilter) {
+    const query = db.from(DELIVERIES).whereIn('channel', GATEWAY_CHANNELS)
+    if (filter.channel) query.where('channel', filter.channel)
+    if (filter.state) query.where('state', filter.state)
+    whereContains(query, filter.search, ['recipient', 'event_type'])
+    return readPage(
+      query,
+      filter,
+      (page) => page.orderBy('id', 'desc').select(COLUMNS),
+      deliveryView
+    )
+  }
+
+  /** Deliveries in each state, per channel (the pages' summary). */
+  async counts() {
+    const rows = await db
+      .from(DELIVERIES)
+      .whereIn('channel', GATEWAY_CHANNELS)
+      .groupBy('channel', 'state')
+      .select('channel', 'state')
+      .count('* as total')
+    return rows.map((row) => ({
+      channel: row.channel as string,
+      state: row.state as DeliveryState,
+      total: Number(row.total),
+    }))
+  }
+
+  /** One of the plugin's deliveries, or null. */
+  async find(id: number) {
+    const row = await this.outbox.find(id)
+    return row && GATEWAY_CHANNELS.includes(row.channel) ? deliveryView(row) : null
+  }
+
+  /** A delivery's attempts, oldest first (outcome, provider status, answer excerpt, error, duration). */
+  async attempts(id: number) {
+    const rows = await this.outbox.attemptsOf([id])
+    return rows.map((row: any) => ({
+      attempt: Number(row.attempt),
+      outcome: row.outcome as string,
+      status: epoch(row.status),
+      response: (row.response as string | null) ?? null,
+      error: (row.error as string | null) ?? null,
+      durationMs: Number(row.duration_ms),
+      startedAt: Number(row.started_at),
+    }))
+  }
+
+  /**
+   * Sends one of the plugin's deliveries again now, with a fresh set of
+   * attempts. False: no such delivery of these channels, or it is being sent.
+   */
+  async retry(id: number): Promise<boolean> {
+    if (!(await this.find(id))) return false
+    return this.outbox.redeliver(id)
+  }
+}

@@ -1,0 +1,178 @@
+import { Head, Link, router, usePage } from '@inertiajs/react'
+import { Card, FormErrors, ServerList, formatDate, type PagedList } from '@console/components/ui'
+
+export interface Delivery {
+  id: number
+  channel: string
+  recipient: string
+  eventType: string
+  about: string
+  state: 'pending' | 'sending' | 'delivered' | 'failed' | 'cancelled'
+  attempts: number
+  maxAttempts: number
+  nextAttemptAt: number | null
+  lastStatus: number | null
+  lastError: string | null
+  createdAt: number
+  finishedAt: number | null
+}
+
+interface Props {
+  deliveries: PagedList<Delivery>
+  filter: { channel: string; state: string }
+  channels: string[]
+  states: string[]
+  counts: { channel: string; state: string; total: number }[]
+}
+
+/** Channel names in plain words. */
+export const CHANNEL_NAMES: Record<string, string> = {
+  push_fcm: 'Push, Android (FCM)',
+  push_apns: 'Push, iPhone (APNs)',
+  mail: 'E-mail',
+}
+
+export function StateTag({ state }: { state: Delivery['state'] }) {
+  const bad = state === 'failed' || state === 'cancelled'
+  return <span className={bad ? 'tag bad' : 'tag'}>{state}</span>
+}
+
+/** The last answer of a delivery: the provider's status and the error, if any. */
+export const lastAnswer = (delivery: Delivery) =>
+  [delivery.lastStatus === null ? null : `HTTP ${delivery.lastStatus}`, delivery.lastError]
+    .filter(Boolean)
+    .join(' · ') || '—'
+
+export const retry = (id: number) =>
+  router.post(`/admin/gateways/deliveries/${id}/retry`, {}, { preserveScroll: true })
+
+/** Push notifications and e-mails the gateways send, with their state, log and a retry. */
+export default function Deliveries({ deliveries, filter, channels, states, counts }: Props) {
+  const { url } = usePage()
+  const choose = (change: Partial<Props['filter']>) => {
+    const params = new URLSearchParams(url.split('?')[1] ?? '')
+    for (const [key, value] of Object.entries(change))
+      if (value) params.set(key, value)
+      else params.delete(key)
+    params.delete('page')
+    router.get(`/admin/gateways/deliveries?${params}`, {}, { preserveState: true })
+  }
+  const total = (state: string) =>
+    counts
+      .filter((row) => row.state === state && (!filter.channel || row.channel === filter.channel))
+      .reduce((sum, row) => sum + row.total, 0)
+  return (
+    <>
+      <Head title="Deliveries" />
+      <h1>Outgoing deliveries</h1>
+      <p className="muted">
+        Every push notification and e-mail is queued here, then sent and retried until it gets
+        through. A failed one can be sent again.
+      </p>
+      <FormErrors />
+      <div className="figures small">
+        {states.map((state) => (
+          <div
+            key={state}
+            className={`figure${state === 'failed' && total(state) > 0 ? ' bad' : ''}`}
+            data-figure={state}
+          >
+            <span className="value">{total(state).toLocaleString('en')}</span>
+            <span className="label">{state}</span>
+          </div>
+        ))}
+      </div>
+      <Card title={`Deliveries (${deliveries.total.toLocaleString('en')})`}>
+        <div className="row">
+          <label>
+            Channel{' '}
+            <select
+              name="channel"
+              value={filter.channel}
+              onChange={(event) => choose({ channel: event.target.value })}
+            >
+              <option value="">all</option>
+              {channels.map((channel) => (
+                <option key={channel} value={channel}>
+                  {CHANNEL_NAMES[channel] ?? channel}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            State{' '}
+            <select
+              name="state"
+              value={filter.state}
+              onChange={(event) => choose({ state: event.target.value })}
+            >
+              <option value="">all</option>
+              {states.map((state) => (
+                <option key={state} value={state}>
+                  {state}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+        <ServerList
+          list={deliveries}
+          placeholder="Recipient or event"
+          rowKey={(delivery) => delivery.id}
+          rowData={(delivery) => ({ 'data-delivery': delivery.id, 'data-state': delivery.state })}
+          empty="No delivery matches."
+          columns={[
+            {
+              header: '#',
+              cell: (delivery) => (
+                <Link href={`/admin/gateways/deliveries/${delivery.id}`}>{delivery.id}</Link>
+              ),
+            },
+            {
+              header: 'State',
+              cell: (delivery) => (
+                <div className="row">
+                  <StateTag state={delivery.state} />
+                  {(delivery.state === 'failed' || delivery.state === 'cancelled') && (
+                    <button type="button" onClick={() => retry(delivery.id)}>
+                      Retry
+                    </button>
+                  )}
+                </div>
+              ),
+            },
+            {
+              header: 'To',
+              cell: (delivery) => (
+                <div style={{ whiteSpace: 'normal', wordBreak: 'break-word' }}>
+                  {CHANNEL_NAMES[delivery.channel] ?? delivery.channel}
+                  <div className="muted small">
+                    {delivery.recipient}
+                    {delivery.about && ` · ${delivery.about}`}
+                  </div>
+                </div>
+              ),
+            },
+            { header: 'Event', cell: (delivery) => delivery.eventType, className: 'hide-sm' },
+            {
+              header: 'Tries',
+              cell: (delivery) => `${delivery.attempts}/${delivery.maxAttempts}`,
+              className: 'hide-sm',
+            },
+            {
+              header: 'Last answer',
+              cell: (delivery) => lastAnswer(delivery),
+              title: (delivery) => delivery.lastError ?? '',
+              className: 'hide-sm',
+            },
+            {
+              header: 'Queued',
+              cell: (delivery) => formatDate(delivery.createdAt),
+              className: 'hide-sm',
+            },
+          ]}
+        />
+      </Card>
+    </>
+  )
+}
