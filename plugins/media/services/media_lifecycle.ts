@@ -8,6 +8,7 @@ import type { BookMessageCreated, BookMessageDeleted, BookUpdated } from '#plugi
 import { BookService } from '#plugins/books/services/book_service'
 import { MessageWriter } from '#plugins/books/services/message_writer'
 import type { FieldsDeleted, RowsChanged } from '#plugins/tables/events'
+import { MetaService } from '#plugins/tables/services/meta_service'
 import { ValuesService } from '#plugins/tables/services/values_service'
 import { DerivativeService } from './derivative_service.js'
 import { MediaFiles, newStorageName, type FileSelection, type MediaFile } from './media_files.js'
@@ -43,6 +44,7 @@ export class MediaLifecycle {
     private messages: MessageWriter,
     private books: BookService,
     private values: ValuesService,
+    private meta: MetaService,
     private queue: QueueService
   ) {}
 
@@ -71,13 +73,28 @@ export class MediaLifecycle {
       const part = event.deleted.slice(at, at + PURGE_BATCH)
       await this.retire({ cellRowIds: part })
     }
-    if (event.fieldIds.length === 0) return
+    if (event.fieldIds.length === 0 || this.writesNoFileField(event)) return
     for (let at = 0; at < event.modified.length; at += PURGE_BATCH)
       await this.reconcileCells(
         event.categoryId,
         event.modified.slice(at, at + PURGE_BATCH),
         event.fieldIds
       )
+  }
+
+  /**
+   * Whether the table's cached metadata shows that none of the written fields holds files: then
+   * no file can have left a cell, and the two queries of reconcileCells are spared (every
+   * updateTableValue of a number or a text came here). Not cached, or a field it does not know:
+   * reconciled.
+   */
+  private writesNoFileField(event: RowsChanged) {
+    const fields = this.meta.cached(event.categoryId)?.category.fields
+    if (!fields) return false
+    return event.fieldIds.every((id) => {
+      const field = fields.find((candidate) => candidate.id === id)
+      return field !== undefined && field.type !== 'files'
+    })
   }
 
   /**
