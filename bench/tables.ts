@@ -1,26 +1,39 @@
 /**
  * bench:tables — seeds a 1,000,000-row smart table (12 fields, including a
- * link and a lookup into a 10,000-row table) and measures the reads and
- * writes of issue 5 through the tables plugin's services (no HTTP).
+ * link and a lookup into a 10,000-row table) and 1,000,000 cell history
+ * entries, then measures the tables plugin over HTTP against the compiled
+ * server (what `npm start` serves), started twice on the same database: cell
+ * history on (the default) and off (TABLES_HISTORY=false), so that history's
+ * cost is measured in alternating rounds.
  *
  *   npm run bench:tables                       # SQLite in tmp/bench-tables
  *   DB_CONNECTION=mysql DB_DATABASE=quire_bench npm run bench:tables
- *   BENCH_ROWS=100000 npm run bench:tables     # a smaller run
+ *   BENCH_ROWS=20000 npm run bench:tables      # a smaller run (under a minute)
  *   BENCH_REUSE=1 npm run bench:tables         # measure again on the previous run's data
- *   BENCH_ONLY=history BENCH_ROWS=20000 npm run bench:tables   # cell history's cost on updateTableValue
+ *   BENCH_ONLY=updates BENCH_WRITERS=1,8 npm run bench:tables   # some groups, some concurrencies
  *
+ * Settings: BENCH_ROWS, BENCH_COMPANIES (10,000), BENCH_HISTORY (cell history entries, as many
+ * as rows), BENCH_UPDATES (3,000 updateTableValue per round), BENCH_HISTORY_ROUNDS (5 rounds
+ * each, history on and off), BENCH_WRITERS (8 concurrent clients), BENCH_BUILD_DIR (the compiled
+ * build, tmp/bench-build), BENCH_NODE_OPTIONS (for the servers: `--cpu-prof`).
  * The database is migrated fresh (migration:fresh) before seeding, unless BENCH_REUSE=1
- * (each measurement run adds 30,000 rows through createOrUpdateTableRows).
+ * (each run adds rows through createOrUpdateTableRows).
  */
 import 'reflect-metadata'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import { Ignitor } from '@adonisjs/core'
 import cliProgress from 'cli-progress'
+import { apiClient } from './lib/api_client.js'
+import { benchEnv, buildCompiled, signIn, startQuire } from './lib/quire_process.js'
 
 const APP_ROOT = new URL('../', import.meta.url)
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const COMPANIES = Number(process.env.BENCH_COMPANIES ?? 10_000)
+/** Cell history entries seeded (as many as rows by default), on the first HISTORY_ROWS rows. */
+const HISTORY = Number(process.env.BENCH_HISTORY ?? ROWS)
+const HISTORY_ROWS = Math.min(ROWS, 10_000)
+const HISTORY_ROWS_PAGES = Math.max(1, Math.floor(HISTORY_ROWS / 100))
 process.env.DATA_DIR = process.env.DATA_DIR ?? 'tmp/bench-tables'
 process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'warn'
 mkdirSync(process.env.DATA_DIR, { recursive: true })
@@ -51,24 +64,9 @@ const { UserService } = await import('#core/services/user_service')
 const { StampService } = await import('#core/services/stamp_service')
 const users = await app.container.make(UserService)
 const stamps = await app.container.make(StampService)
-const { NO_RESTRICTIONS } = await import('#models/api_session')
-const { StructureService } = await import('#plugins/tables/services/structure_service')
-const { FieldStructure } = await import('#plugins/tables/services/field_structure')
-const { ViewStructure } = await import('#plugins/tables/services/view_structure')
-const { RowsService } = await import('#plugins/tables/services/rows_service')
 const { RowWriter } = await import('#plugins/tables/services/row_writer')
-const { ValuesService } = await import('#plugins/tables/services/values_service')
-const { RowSelection } = await import('#plugins/tables/services/row_selection')
-const { TableAccess } = await import('#plugins/tables/services/table_access')
 const { MetaService } = await import('#plugins/tables/services/meta_service')
-const structureService = await app.container.make(StructureService)
-const fieldStructure = await app.container.make(FieldStructure)
-const viewStructure = await app.container.make(ViewStructure)
-const rowsService = await app.container.make(RowsService)
 const rowWriter = await app.container.make(RowWriter)
-const valuesService = await app.container.make(ValuesService)
-const rowSelection = await app.container.make(RowSelection)
-const tableAccess = await app.container.make(TableAccess)
 const metaService = await app.container.make(MetaService)
 const { rowTableName, sideTableName, formatDateTime } =
   await import('#plugins/tables/lib/field_types')
@@ -96,9 +94,8 @@ const words = [
 const cities = ['Paris', 'Lyon', 'Nantes', 'Lille', 'Brest', 'Nice', 'Metz', 'Dijon']
 const statuses = ['new', 'open', 'won', 'lost', 'frozen']
 
-/** Migrates fresh and seeds the fixture (a user, a book, Companies and Contacts, a saved view). */
-async function seed() {
-  // ---- fixture: a user, a book -------------------------------------------------
+/** The bench user and its book (before the servers start: they sign the user in). */
+async function seedUser() {
   const user = await users.create({
     code: 'bench',
     email: 'bench@example.test',
@@ -115,34 +112,84 @@ async function seed() {
   await db
     .table('book_members')
     .insert({ book_id: bookId, user_id: user.id, invite: 'accepted', right: 4, created_at: now })
-  const book = {
-    id: Number(bookId),
-    b_o: user.code,
-    b_c: 'bench',
-    ownerId: user.id,
-    archived: false,
-  }
-  const actor = {
-    user,
-    principal: user,
-    session: null as any,
-    restrictions: NO_RESTRICTIONS,
-    onBehalf: false,
-  }
+}
+if (!REUSE) await seedUser()
 
+// ---- the servers: the compiled build, history on and off, on this database ----------
+const compiled = buildCompiled()
+const serverEnv = benchEnv({ DATA_DIR: process.env.DATA_DIR })
+const serverOn = await startQuire({ ...serverEnv, TABLES_HISTORY: 'true' }, { compiled })
+const serverOff = await startQuire({ ...serverEnv, TABLES_HISTORY: 'false' }, { compiled })
+const session = await signIn(serverOn.url, 'bench@example.test', 'bench-password')
+const WRITERS = (process.env.BENCH_WRITERS ?? '8').split(',').map(Number)
+const clientOn = apiClient(serverOn.url, session, Math.max(16, ...WRITERS))
+const clientOff = apiClient(serverOff.url, session, Math.max(16, ...WRITERS))
+const api = clientOn.call
+const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
+/** Each server with its client: `on` records cell history, `off` does not. */
+const modes = {
+  on: { server: serverOn, call: clientOn.call },
+  off: { server: serverOff, call: clientOff.call },
+}
+type Mode = keyof typeof modes
+/** Alternating rounds (on, off, off, on, ...): both see the same machine load. */
+const alternate = (i: number): Mode[] => (i % 2 ? ['off', 'on'] : ['on', 'off'])
+
+/**
+ * A load's rate (per second of wall time) and the server's CPU time per unit of work (ms): on a
+ * shared machine the rate follows the load of everything else; the CPU time per unit much less.
+ */
+interface Measured {
+  rate: number
+  cpu: number
+}
+async function measure(mode: Mode, units: number, load: () => Promise<unknown>): Promise<Measured> {
+  const cpu0 = modes[mode].server.cpuMs()
+  const t0 = performance.now()
+  await load()
+  const seconds = (performance.now() - t0) / 1000
+  return { rate: units / seconds, cpu: (modes[mode].server.cpuMs() - cpu0) / units }
+}
+/** Median rate and median CPU time per unit of each mode's rounds, printed side by side. */
+function compare(rounds: Record<Mode, Measured[]>, unit: string, cpuUnit: string) {
+  const of = (mode: Mode) => ({
+    rate: median(rounds[mode].map((entry) => entry.rate)),
+    cpu: median(rounds[mode].map((entry) => entry.cpu)),
+  })
+  const on = of('on')
+  const off = of('off')
+  return (
+    `${on.rate.toFixed(0)}${unit} history on, ${off.rate.toFixed(0)}${unit} off ` +
+    `(on = ${((on.rate / off.rate) * 100).toFixed(0)} % of off); server CPU ` +
+    `${on.cpu.toFixed(3)} / ${off.cpu.toFixed(3)} ms${cpuUnit}`
+  )
+}
+
+/**
+ * Seeds the fixture: Companies and Contacts made over HTTP, their rows and the cell history
+ * inserted in this process (bulk inserts through the storage layer), then a saved view.
+ */
+async function seed() {
+  const { default: User } = await import('#models/user')
+  const user = await User.findByOrFail('code', 'bench')
   // ---- structure ---------------------------------------------------------------
-  const companies = await structureService.createTable(actor, book, {
+  const companies = await api('createTable', {
+    b_o: 'bench',
+    b_c: 'bench',
     name: 'Companies',
     fields: [
       { name: 'Name', type: 'shorttext' },
       { name: 'Size', type: 'integer' },
     ],
   })
-  const main = await structureService.createTable(actor, book, { name: 'Contacts' })
-  const cid = main.categoryId
-  const companyFields = (await metaService.category(companies.categoryId))!.category.fields
-  const add = (name: string, type: string, options: Record<string, unknown> = {}) =>
-    fieldStructure.createField(actor, cid, { name, type, options })
+  const companiesCatId = Number(companies.catId)
+  const main = await api('createTable', { b_o: 'bench', b_c: 'bench', name: 'Contacts' })
+  const cid = Number(main.catId)
+  const companyFields = (await metaService.category(companiesCatId))!.category.fields
+  const add = async (name: string, type: string, options: Record<string, unknown> = {}) => {
+    const { fieldId } = await api('createField', { catId: cid, name, type, options })
+    return Number(fieldId)
+  }
   const F = {
     name: await add('Name', 'shorttext'),
     notes: await add('Notes', 'mediumtext'),
@@ -154,7 +201,7 @@ async function seed() {
     email: await add('Email', 'email'),
     city: await add('City', 'shorttext'),
     score: await add('Score', 'double'),
-    company: await add('Company', 'link', { linkCatId: companies.categoryId }),
+    company: await add('Company', 'link', { linkCatId: companiesCatId }),
     companySize: 0,
   }
   F.companySize = await add('Company size', 'lookup', {
@@ -205,7 +252,7 @@ async function seed() {
         companyName.push(`Company ${n}`)
         companySize.push((n * 37) % 5000)
         return {
-          ord: ordOf(rowTableName(companies.categoryId), i),
+          ord: ordOf(rowTableName(companiesCatId), i),
           sstamp: stamp,
           created_at: at,
           updated_at: at,
@@ -215,7 +262,7 @@ async function seed() {
           [companyFields[1].column!]: (n * 37) % 5000,
         }
       })
-      const ids = await insertRows(trx, rowTableName(companies.categoryId), rows)
+      const ids = await insertRows(trx, rowTableName(companiesCatId), rows)
       companyIds.push(...ids)
     })
     bar.update(start + count)
@@ -270,15 +317,54 @@ async function seed() {
   }
   bar.stop()
   console.log(`seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`)
-  for (const table of [rowTableName(companies.categoryId), rowTableName(cid)]) {
+
+  // Cell history: HISTORY entries of updateTableValue on Qty, spread over the first HISTORY_ROWS
+  // rows (the pages the activity measure reads), as the write path records them.
+  const historyStart = performance.now()
+  const firstContact = nextIds.get(rowTableName(cid))! - ROWS
+  const createdAt = Math.floor(Date.now() / 1000)
+  bar.start(HISTORY, 0, { table: 'cell history' })
+  for (let start = 0; start < HISTORY; start += BATCH * 10) {
+    await stamps.write(async ({ trx, stamp }) => {
+      for (let chunk = start; chunk < Math.min(HISTORY, start + BATCH * 10); chunk += BATCH) {
+        const count = Math.min(BATCH, HISTORY - chunk)
+        const entries = Array.from({ length: count }, (_, i) => {
+          const n = chunk + i
+          return {
+            category_id: cid,
+            row_id: firstContact + (n % HISTORY_ROWS),
+            field_id: F.qty,
+            field_type: 'integer',
+            write_id: `seed${n.toString(16).padStart(20, '0')}`,
+            action: 'update',
+            operation: 'updateTableValue',
+            user_id: user.id,
+            user_code: user.code,
+            principal_id: null,
+            principal_code: null,
+            sstamp: stamp,
+            created_at: createdAt,
+            old_value: JSON.stringify(String(n % 100)),
+            new_value: JSON.stringify(String((n + 1) % 100)),
+          }
+        })
+        await rowWriter.insertPlain(trx, 'table_cell_history', entries)
+        bar.update(chunk + count)
+      }
+    })
+  }
+  bar.stop()
+  console.log(`history seeded in ${((performance.now() - historyStart) / 1000).toFixed(1)} s`)
+  for (const table of [rowTableName(companiesCatId), rowTableName(cid)]) {
     const [misplaced] = await db.from(table).whereRaw('ord <> id').count('* as total')
     if (Number(misplaced.total)) throw new Error(`${table}: ${misplaced.total} rows with ord <> id`)
   }
   if (dialect !== 'mysql') await db.rawQuery('ANALYZE')
-  else await db.rawQuery(`ANALYZE TABLE ${rowTableName(cid)}`)
+  else await db.rawQuery(`ANALYZE TABLE ${rowTableName(cid)}, table_cell_history`)
 
   // A saved view with an equality filter (creates its index).
-  const viewId = await viewStructure.createView(actor, cid, {
+  const { viewId } = await api('createView', {
+    catId: cid,
     name: 'Won',
     filterGroup: {
       operator: 'and',
@@ -287,20 +373,11 @@ async function seed() {
       ],
     },
   })
-  return { actor, cid, F, viewId, companyIds }
+  return { cid, companiesCatId, F, viewId: Number(viewId), companyIds }
 }
 
 /** BENCH_REUSE=1: measures again on the data of a previous run (same DATA_DIR / DB_DATABASE). */
 async function reuse() {
-  const { default: User } = await import('#models/user')
-  const user = await User.findByOrFail('code', 'bench')
-  const actor = {
-    user,
-    principal: user,
-    session: null as any,
-    restrictions: NO_RESTRICTIONS,
-    onBehalf: false,
-  }
   const categories = await db.from('table_categories').whereIn('name', ['Companies', 'Contacts'])
   const companiesId = Number(categories.find((row) => row.name === 'Companies').id)
   const cid = Number(categories.find((row) => row.name === 'Contacts').id)
@@ -325,14 +402,16 @@ async function reuse() {
   const companyIds = companyRows.map((row) => Number(row.id))
   const counted = await db.from(rowTableName(cid)).count('* as total').first()
   console.log(`reusing ${Number(counted.total).toLocaleString('en')} rows (BENCH_REUSE)`)
-  return { actor, cid, F, viewId: Number(view.id), companyIds }
+  return { cid, companiesCatId: companiesId, F, viewId: Number(view.id), companyIds }
 }
 
-const { actor, cid, F, viewId, companyIds } = REUSE ? await reuse() : await seed()
+const { cid, companiesCatId, F, viewId, companyIds } = REUSE ? await reuse() : await seed()
 
 // ---- measurements --------------------------------------------------------------
-/** BENCH_ONLY=reads,bulk,updates,history (comma separated) runs only those groups. */
-const groups = (process.env.BENCH_ONLY ?? 'reads,bulk,updates,history').split(',')
+/** BENCH_ONLY=reads,bulk,updates,activity,pivot,rollback,reference (comma separated): only those. */
+const groups = (
+  process.env.BENCH_ONLY ?? 'reads,bulk,updates,activity,pivot,rollback,reference'
+).split(',')
 const only = (group: string) => groups.includes(group)
 const figures: [string, string, string][] = []
 async function timeit(
@@ -348,6 +427,10 @@ async function timeit(
     await work(i)
     times.push(performance.now() - t0)
   }
+  report(label, target, times)
+}
+/** Records and prints the p50 and p95 of `times` (ms). */
+function report(label: string, target: string, times: number[]) {
   times.sort((a, b) => a - b)
   const p50 = times[Math.floor(times.length / 2)]
   const p95 = times[Math.floor(times.length * 0.95)]
@@ -355,19 +438,22 @@ async function timeit(
   console.log(`${label}: p50 ${p50.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms (target ${target})`)
 }
 
-const scope = () => tableAccess.forCategory(actor, cid, 'read')
+const historyCount = await db.from('table_cell_history').count('* as total').first()
+
 if (only('reads')) {
-  await timeit('100-row page (offset 0..9,900)', '<= 10 ms', 50, async (i) =>
-    valuesService.page(actor, await scope(), { offset: (i % 100) * 100, maxRows: 100 })
+  await timeit('getTableValues, 100-row page (offset 0..9,900)', '<= 10 ms', 50, (i) =>
+    api('getTableValues', { catId: cid, offset: (i % 100) * 100, maxRows: 100 })
   )
-  await timeit('100-row page, saved view equality filter', '<= 10 ms', 50, async () =>
-    valuesService.page(actor, await scope(), {
+  await timeit('getTableValues, 100-row page, saved view equality filter', '<= 10 ms', 50, () =>
+    api('getTableValues', {
+      catId: cid,
       maxRows: 100,
       filterRowIds: { applyViewFilters: String(viewId) },
     })
   )
-  await timeit('100-row page, text contains filter', '<= 150 ms', 20, async (i) =>
-    valuesService.page(actor, await scope(), {
+  await timeit('getTableValues, 100-row page, text contains filter', '<= 150 ms', 20, (i) =>
+    api('getTableValues', {
+      catId: cid,
       maxRows: 100,
       filterRowIds: {
         applyViewFilters: {
@@ -385,107 +471,183 @@ if (only('reads')) {
       },
     })
   )
-  await timeit('100-row page, link + lookup columns only', '<= 15 ms', 50, async (i) =>
-    valuesService.page(actor, await scope(), {
-      offset: (i % 100) * 100,
-      maxRows: 100,
-      fieldIds: [F.name, F.company, F.companySize],
+  await timeit('computeTableOperation count, saved view filter', '<= 200 ms', 20, () =>
+    api('computeTableOperation', {
+      catId: cid,
+      operation: 'count',
+      filterRowIds: { applyViewFilters: String(viewId) },
     })
   )
-  await timeit('count with the saved view filter', '<= 200 ms', 20, async () => {
-    const s = await scope()
-    return rowSelection.count(
-      s.category,
-      await rowSelection.selection(s, actor, { applyViewFilters: String(viewId) })
-    )
-  })
 }
 
 let tmp = 0
-if (only('bulk'))
-  await timeit(
-    'createOrUpdateTableRows, 10,000 new rows (with link + lookup)',
-    '<= 3 s',
-    3,
-    async () => {
-      const writes = Array.from({ length: 10_000 }, (_, i) => ({
-        key: `tmp${tmp++}`,
-        values: {
-          [F.name]: `bulk ${i}`,
-          [F.qty]: String(i % 100),
-          [F.status]: 'open',
-          [F.company]: String(companyIds[i % COMPANIES]),
-        },
-      }))
-      return rowsService.write(actor, writes, { categoryId: cid })
-    }
+/** `requests` createOrUpdateTableRows of `size` new rows each, from `clients` concurrent clients. */
+function bulk(mode: Mode, clients: number, requests: number, size: number) {
+  return measure(mode, requests * size, () =>
+    Promise.all(
+      Array.from({ length: clients }, async (_, client) => {
+        for (let r = client; r < requests; r += clients) {
+          const rows: Record<string, Record<string, string>> = {}
+          for (let i = 0; i < size; i++)
+            rows[`tmp${tmp++}`] = {
+              [F.name]: `bulk ${i}`,
+              [F.qty]: String(i % 100),
+              [F.status]: 'open',
+              [F.company]: String(companyIds[i % COMPANIES]),
+            }
+          await modes[mode].call('createOrUpdateTableRows', { catId: cid, rows })
+        }
+      })
+    )
   )
+}
+if (only('bulk')) {
+  const ROUNDS = Number(process.env.BENCH_BULK_ROUNDS ?? 3)
+  for (const [clients, requests, size] of [
+    [1, 2, 10_000],
+    [8, 16, 1_000],
+  ]) {
+    await bulk('on', clients, Math.min(requests, 2), size) // warm-up
+    await bulk('off', clients, Math.min(requests, 2), size)
+    const rounds: Record<Mode, Measured[]> = { on: [], off: [] }
+    for (let i = 0; i < ROUNDS; i++)
+      for (const mode of alternate(i)) rounds[mode].push(await bulk(mode, clients, requests, size))
+    const result = compare(rounds, ' rows/s', ' a row')
+    const label = `createOrUpdateTableRows, ${clients} client${clients > 1 ? 's' : ''} x ${size.toLocaleString('en')}-row requests`
+    figures.push([label, result, '>= 30,000 rows/s'])
+    console.log(`${label}: ${result}`)
+  }
+}
 
 const firstRow = await db.from(rowTableName(cid)).min('id as id').first()
 const firstId = Number(firstRow.id)
-const UPDATES = Number(process.env.BENCH_UPDATES ?? 2000)
+const UPDATES = Number(process.env.BENCH_UPDATES ?? 3000)
 let round = 0
 /**
- * updateTableValue rate with `writers` concurrent clients (1: sequential),
- * each awaiting its answer before sending its next write, on distinct random
- * rows of the 1M (a client editing a page writes rows that are not cached).
+ * updateTableValue rate over HTTP with `writers` concurrent clients (1: sequential), each
+ * awaiting its answer before sending its next write, on distinct random rows of the table
+ * (a client editing a page writes rows that are not cached).
  */
-async function updates(writers: number, record = true): Promise<number> {
+function updates(mode: Mode, writers: number): Promise<Measured> {
   const fieldId = [F.qty, F.price, F.score][round % 3]
   const salt = 7793 + 1000 * round++
-  const t0 = performance.now()
-  await Promise.all(
-    Array.from({ length: writers }, async (_, worker) => {
-      for (let i = worker; i < UPDATES; i += writers) {
-        await rowsService.updateValue(actor, {
-          rowId: String(firstId + ((i * salt) % ROWS)),
-          fieldId,
-          value: String(i % 100),
-        })
-      }
-    })
+  return measure(mode, UPDATES, () =>
+    Promise.all(
+      Array.from({ length: writers }, async (_, worker) => {
+        for (let i = worker; i < UPDATES; i += writers)
+          await modes[mode].call('updateTableValue', {
+            rowId: String(firstId + ((i * salt) % ROWS)),
+            fieldId,
+            value: String(i % 100),
+          })
+      })
+    )
   )
-  const rate = UPDATES / ((performance.now() - t0) / 1000)
-  const label = writers === 1 ? 'sequential' : `${writers} concurrent writers`
-  if (!record) return rate
-  figures.push([`updateTableValue, ${label}`, `${rate.toFixed(0)}/s`, '>= 1,000/s'])
-  console.log(`updateTableValue ${label}: ${rate.toFixed(0)}/s`)
-  return rate
-}
-if (only('updates')) {
-  await updates(1, false) // warm-up
-  for (const writers of (process.env.BENCH_WRITERS ?? '1,8,16').split(',').map(Number))
-    await updates(writers)
 }
 
 /**
- * Cell history's cost (issue 21 item 9): updateTableValue with history on and
- * off (TABLES_HISTORY toggled in this process), in alternating rounds so that
- * both see the same load; the median rate of each is compared.
+ * updateTableValue with cell history on and off (issue 21 item 9, issue 23 item 2): the two
+ * servers in alternating rounds; medians compared.
  */
-if (only('history')) {
-  const { default: env } = await import('#start/env')
-  const initial = env.get('TABLES_HISTORY', true)
+if (only('updates')) {
   const ROUNDS = Number(process.env.BENCH_HISTORY_ROUNDS ?? 5)
-  for (const writers of (process.env.BENCH_WRITERS ?? '1,8').split(',').map(Number)) {
-    const rates: Record<'on' | 'off', number[]> = { on: [], off: [] }
-    await updates(writers, false) // warm-up
-    for (let i = 0; i < ROUNDS; i++) {
-      for (const mode of i % 2 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
-        env.set('TABLES_HISTORY', mode === 'on')
-        rates[mode].push(await updates(writers, false))
-      }
-    }
-    const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
-    const on = median(rates.on)
-    const off = median(rates.off)
-    const label = writers === 1 ? 'sequential' : `${writers} concurrent writers`
-    const result = `${on.toFixed(0)}/s on, ${off.toFixed(0)}/s off (${((on / off) * 100).toFixed(0)} %)`
-    figures.push([`updateTableValue with history, ${label}`, result, 'on >= 85 % of off'])
-    console.log(`updateTableValue history ${label}: ${result}`)
+  for (const writers of WRITERS) {
+    await updates('on', writers) // warm-up
+    await updates('off', writers)
+    const rounds: Record<Mode, Measured[]> = { on: [], off: [] }
+    for (let i = 0; i < ROUNDS; i++)
+      for (const mode of alternate(i)) rounds[mode].push(await updates(mode, writers))
+    const label = `updateTableValue, ${writers === 1 ? 'sequential' : `${writers} concurrent clients`}`
+    const result = compare(rounds, '/s', ' an update')
+    figures.push([label, result, '>= 3,000/s; on >= 85 % of off'])
+    console.log(`${label}: ${result}`)
   }
-  env.set('TABLES_HISTORY', initial)
 }
+
+/** Sequential timed calls over HTTP (one client): p50 and p95 of `runs`, after 3 warm-ups. */
+
+if (only('activity')) {
+  // An activity field on Contacts for this measure only (it is on every page read while there).
+  const { fieldId } = await api('createField', { catId: cid, name: 'Activity', type: 'activity' })
+  try {
+    await timeit(
+      `getTableValues, 100 rows with an activity field (${Number(historyCount.total).toLocaleString('en')} history entries)`,
+      '<= 10 ms',
+      50,
+      (i) =>
+        api('getTableValues', { catId: cid, offset: (i % HISTORY_ROWS_PAGES) * 100, maxRows: 100 })
+    )
+  } finally {
+    await api('deleteField', { fieldId })
+  }
+}
+
+if (only('pivot'))
+  await timeit('getTablePivotValues, count by Status x month of Day', '<= 300 ms', 10, () =>
+    api('getTablePivotValues', {
+      catId: cid,
+      p_field_hz: F.status,
+      p_field_vt: F.day,
+      dateGrouping: 'month',
+      p_field_co: 'count',
+    })
+  )
+
+if (only('rollback')) {
+  // Each run: a 1,000-row bulk change of rows past the seeded history's, then its rollback (timed).
+  const BULK = Math.min(1000, Math.floor(ROWS / 2))
+  const lowest = Math.min(ROWS - BULK, HISTORY_ROWS)
+  let from = lowest
+  const times: number[] = []
+  for (let i = 0; i < 6; i++) {
+    const rows: Record<string, Record<string, string>> = {}
+    for (let r = 0; r < BULK; r++) rows[String(firstId + from + r)] = { [F.qty]: String(1000 + i) }
+    await api('createOrUpdateTableRows', { catId: cid, rows })
+    const { changes } = await api('getRowHistory', { rowId: firstId + from, nbMax: 1 })
+    const t0 = performance.now()
+    const { rowIds } = await api('rollBackBeforeChange', {
+      rowId: firstId + from,
+      changeId: changes[0].id,
+      scope: 'change',
+    })
+    if (i > 0) times.push(performance.now() - t0) // the first is a warm-up
+    if (rowIds.length !== BULK) throw new Error(`rolled back ${rowIds.length} rows, not ${BULK}`)
+    from = from + 2 * BULK > ROWS ? lowest : from + BULK
+  }
+  report(`rollBackBeforeChange scope=change of a ${BULK}-row bulk change`, '<= 1 s', times)
+}
+
+if (only('reference')) {
+  // A link field of Companies into Contacts: getReferenceFieldValues searches Contacts' names.
+  const { fieldId } = await api('createField', {
+    catId: companiesCatId,
+    name: 'Contact',
+    type: 'link',
+    options: { linkCatId: cid },
+  })
+  try {
+    await timeit(
+      'getReferenceFieldValues, search of a common word (first 100)',
+      '<= 50 ms',
+      20,
+      (i) => api('getReferenceFieldValues', { fieldId, search_string: words[i % 12], maxRows: 100 })
+    )
+    await timeit('getReferenceFieldValues, selective search (a few rows)', '<= 50 ms', 10, (i) =>
+      api('getReferenceFieldValues', {
+        fieldId,
+        search_string: `${words[(i * 5) % 12]} ${words[((i * 5) >> 4) % 12]} ${i * 5}`,
+        maxRows: 100,
+      })
+    )
+  } finally {
+    await api('deleteField', { fieldId })
+  }
+}
+
+clientOn.close()
+clientOff.close()
+await serverOn.stop()
+await serverOff.stop()
 
 console.log(
   `\n| measure (${dialect}, ${ROWS.toLocaleString('en')} rows) | result | target |\n|---|---|---|`

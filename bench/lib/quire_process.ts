@@ -4,7 +4,7 @@
  * logs. Returns its URL and a stop function.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
@@ -27,7 +27,26 @@ export interface QuireProcess {
   env: NodeJS.ProcessEnv
   child: ChildProcess
   stop(): Promise<void>
+  /** CPU time the server has used so far, in ms (Linux; NaN elsewhere). */
+  cpuMs(): number
 }
+
+/**
+ * CPU time (user + system) of process `pid` in ms, from /proc (NaN where there is none). On a
+ * shared, loaded machine a rate swings with the load; the CPU time per call much less.
+ */
+export function cpuMsOf(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command (in parentheses, which may hold spaces): utime is the 12th, stime the 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+  } catch {
+    return Number.NaN
+  }
+}
+/** USER_HZ: 100 on every Linux build Node supports. */
+const CLOCK_TICKS = 100
 
 export function benchEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
@@ -57,16 +76,34 @@ process.once('exit', () => {
 const BOOT_TIMEOUT_MS = 120_000
 const STOP_GRACE_MS = 15_000
 
-/** `root`: the checkout to run (this one by default; a test may boot a scaffolded copy). */
+/**
+ * The compiled build `npm start` serves (bin/start.js --build-only: remade only when the sources
+ * changed), in `dir` of the checkout. Benchmarks measure it: no TypeScript loader in the server.
+ */
+export function buildCompiled(dir = process.env.BENCH_BUILD_DIR ?? 'tmp/bench-build'): string {
+  execFileSync(process.execPath, ['bin/start.js', '--build-only', `--build-dir=${dir}`], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  })
+  return join(ROOT, dir, 'bin/server.js')
+}
+
+/**
+ * `root`: the checkout to run (this one by default; a test may boot a scaffolded copy).
+ * `compiled`: the path of a compiled build's bin/server.js (buildCompiled) to serve instead of
+ * the TypeScript sources under ts-node.
+ */
 export async function startQuire(
   env: NodeJS.ProcessEnv,
-  options: { root?: string } = {}
+  options: { root?: string; compiled?: string } = {}
 ): Promise<QuireProcess> {
   const port = await freePort()
   const childEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' }
   const child = spawn(
     process.execPath,
-    ['--import=ts-node-maintained/register/esm', 'bin/server.ts'],
+    options.compiled
+      ? [...(env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), options.compiled]
+      : ['--import=ts-node-maintained/register/esm', 'bin/server.ts'],
     {
       cwd: options.root ?? ROOT,
       env: childEnv,
@@ -99,7 +136,7 @@ export async function startQuire(
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  return { url, env: childEnv, child, stop }
+  return { url, env: childEnv, child, stop, cpuMs: () => cpuMsOf(child.pid) }
 }
 
 /** createAppkey -> createOauthkey -> createSesskey, as real clients do. */
