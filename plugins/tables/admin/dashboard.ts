@@ -1,3 +1,4 @@
+import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type {
   DashboardChart,
@@ -8,6 +9,7 @@ import type {
 import { isMysql, quoteId, readQuery } from '#core/native_sql'
 import { STAMPS_PER_HOUR, stampHourSql } from '#core/db_time'
 import { rowTableName } from '../lib/field_types.js'
+import { TableDirectory } from './table_directory.js'
 
 /** How long the dashboard's row figures are reused: counting every table costs a scan of each. */
 const CACHE_MS = 30_000
@@ -19,8 +21,11 @@ const CACHE_MS = 30_000
  * is kept CACHE_MS: a dashboard that reloads on every write does not count a
  * million rows each time.
  */
+@inject()
 export default class TablesDashboard implements DashboardPart {
   private cached = new Map<string, { at: number; value: Promise<any> }>()
+
+  constructor(private directory: TableDirectory) {}
 
   private remember<T>(key: string, compute: () => Promise<T>): Promise<T> {
     const hit = this.cached.get(key)
@@ -32,18 +37,17 @@ export default class TablesDashboard implements DashboardPart {
     return value
   }
 
-  private async rowTables(): Promise<string[]> {
+  private async categoryIds(): Promise<number[]> {
     const categories = await db.from('table_categories').select('id')
-    return categories.map((row) => quoteId(rowTableName(Number(row.id))))
+    return categories.map((row) => Number(row.id))
   }
 
   async figures(): Promise<DashboardFigure[]> {
     const { tables, rows } = await this.remember('figures', async () => {
-      const names = await this.rowTables()
-      if (names.length === 0) return { tables: 0, rows: 0 }
-      const union = names.map((name) => `SELECT COUNT(*) AS total FROM ${name}`).join(' UNION ALL ')
-      const [sum] = await readQuery(`SELECT SUM(total) AS total FROM (${union}) counts`)
-      return { tables: names.length, rows: Number(sum?.total ?? 0) }
+      const counts = await this.directory.rowCounts(await this.categoryIds())
+      let total = 0
+      for (const count of counts.values()) total += count
+      return { tables: counts.size, rows: total }
     })
     return [
       { key: 'tables', label: 'Tables', value: tables, href: '/admin/tables' },
@@ -54,7 +58,8 @@ export default class TablesDashboard implements DashboardPart {
   /** Rows last written per hour (a row's stamp is a clock reading of its last write). */
   async charts(window: DashboardWindow): Promise<DashboardChart[]> {
     const perHour = await this.remember(`charts:${window.firstHour}`, async () => {
-      const names = await this.rowTables()
+      const ids = await this.categoryIds()
+      const names = ids.map((id) => quoteId(rowTableName(id)))
       const totals = new Map<number, number>()
       if (names.length === 0) return totals
       const since = window.firstHour * STAMPS_PER_HOUR
