@@ -1,6 +1,7 @@
 import type { PluginRoutes } from '#core/plugins/define_plugin'
 
 const AndroidDeviceController = () => import('./http/android_device_controller.js')
+const WebPushKeyController = () => import('./http/web_push_key_controller.js')
 const MailInController = () => import('./http/mail_in_controller.js')
 
 /**
@@ -16,6 +17,11 @@ const registerGatewayRoutes: PluginRoutes = (router) => {
     })
     .prefix('/api/mobile/v1')
     .as('gateways.android')
+
+  // The VAPID public key browsers subscribe with (README, "Web Push").
+  router
+    .get('/gateways/push/vapid-public-key', [WebPushKeyController, 'show'])
+    .as('gateways.push.vapid_public_key')
 
   // A relay's inbound webhook: the raw message as the body (README, "E-mail in").
   router.post('/gateways/mail/inbound', [MailInController, 'inbound']).as('gateways.mail.inbound')

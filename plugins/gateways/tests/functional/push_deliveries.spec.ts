@@ -2,59 +2,19 @@ import { randomBytes } from 'node:crypto'
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
-import { OutboxService } from '#core/outbox/outbox_service'
 import { waitFor } from '#tests/helpers/queue'
-import { book, client, send, share, type Client } from '#plugins/books/tests/helpers/books'
-import gatewaysConfig from '#plugins/gateways/config'
+import { send } from '#plugins/books/tests/helpers/books'
 import { PushDeliveryService } from '#plugins/gateways/services/push/push_delivery_service'
+import type { FakeApns, FakeFcm } from '#plugins/gateways/tests/helpers/push_fakes'
 import {
-  startFakeApns,
-  startFakeFcm,
-  type FakeApns,
-  type FakeFcm,
-} from '#plugins/gateways/tests/helpers/push_fakes'
-
-const fcmToken = () =>
-  `${randomBytes(11).toString('base64url')}:APA91b${randomBytes(100).toString('base64url')}`
-const apnsToken = () => randomBytes(32).toString('hex')
-
-async function register(who: Client, deviceType: string, registrationID: string) {
-  const answer = await who.call({ req: 'updatePushId', deviceType, registrationID })
-  if (answer.status !== 'ok') throw new Error(`updatePushId failed: ${JSON.stringify(answer)}`)
-  return answer.deviceID as number
-}
-
-/** A new owner's book (createBook extras) shared with `count` new members who accepted. */
-async function sharedWith(count: number, extra: Record<string, unknown> = {}) {
-  const owner = await client()
-  const target = await book(owner, extra)
-  const members: Client[] = []
-  for (let index = 0; index < count; index++) {
-    const member = await client()
-    await share(owner, target, member)
-    members.push(member)
-  }
-  return { owner, target, members }
-}
-
-const deliveriesOf = (deviceId: number) =>
-  db.from('outbox_deliveries').where('recipient', `device:${deviceId}`).orderBy('id')
-
-/** Waits until every delivery of the device is finished; answers them. */
-async function settled(deviceId: number, count: number) {
-  return waitFor(
-    async () => {
-      const rows = await deliveriesOf(deviceId)
-      return (
-        rows.length === count &&
-        rows.every((row) => ['delivered', 'failed', 'cancelled'].includes(row.state)) &&
-        rows
-      )
-    },
-    10_000,
-    `the ${count} deliveries of device ${deviceId} to finish`
-  )
-}
+  apnsToken,
+  deliveriesOf,
+  fcmToken,
+  register,
+  settled,
+  sharedWith,
+  usePushFakes,
+} from '#plugins/gateways/tests/helpers/push'
 
 const fcmFor = (fcm: FakeFcm, token: string) =>
   fcm.received.filter((message) => message.token === token)
@@ -62,50 +22,13 @@ const apnsFor = (apns: FakeApns, token: string) =>
   apns.received.filter((request) => request.token === token)
 
 test.group('gateways: push deliveries of new messages', (group) => {
+  const fakes = usePushFakes(group)
   let fcm: FakeFcm
   let apns: FakeApns
-  group.setup(async () => {
-    fcm = await startFakeFcm()
-    apns = await startFakeApns()
-    const outbox = await app.container.make(OutboxService)
-    const saved = {
-      fcm: { ...gatewaysConfig.fcm },
-      apns: { ...gatewaysConfig.apns },
-      backoff: { ...outbox.settings.backoff },
-    }
-    Object.assign(gatewaysConfig.fcm, {
-      serviceAccount: fcm.serviceAccount,
-      projectId: undefined,
-      baseUrl: fcm.url,
-      tokenUrl: undefined,
-    })
-    Object.assign(gatewaysConfig.apns, {
-      key: apns.key,
-      keyId: apns.keyId,
-      teamId: apns.teamId,
-      topic: apns.topic,
-      baseUrl: apns.url,
-    })
-    outbox.settings.backoff.baseMs = 30
-    outbox.settings.backoff.maxMs = 100
-    return async () => {
-      Object.assign(gatewaysConfig.fcm, saved.fcm)
-      Object.assign(gatewaysConfig.apns, saved.apns)
-      Object.assign(outbox.settings.backoff, saved.backoff)
-      await Promise.all([fcm.close(), apns.close()])
-    }
+  group.setup(() => {
+    fcm = fakes.fcm
+    apns = fakes.apns
   })
-  group.each.teardown(() => {
-    fcm.gate = null
-    assertNoRejection()
-  })
-  const assertNoRejection = () => {
-    const refused = [...fcm.rejected, ...apns.rejected]
-    // Cleared before failing: one test's refusals are not blamed on the next.
-    fcm.rejected.length = 0
-    apns.rejected.length = 0
-    if (refused.length) throw new Error(`a fake provider refused: ${refused.join('; ')}`)
-  }
 
   test("a new message reaches the members' FCM and APNs devices, not the sender's", async ({
     assert,

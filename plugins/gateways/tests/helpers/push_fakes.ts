@@ -1,8 +1,9 @@
 import http from 'node:http'
 import http2 from 'node:http2'
-import { randomBytes } from 'node:crypto'
+import { createDecipheriv, createECDH, hkdfSync, randomBytes, type ECDH } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
-import { exportPKCS8, generateKeyPair, jwtVerify, type CryptoKey } from 'jose'
+import { exportPKCS8, generateKeyPair, importJWK, jwtVerify, type CryptoKey } from 'jose'
+import webpush from 'web-push'
 
 /** What FCM and APNs refuse above (bytes of the request body). */
 const MAX_BODY = 4096
@@ -242,6 +243,166 @@ export async function startFakeApns(): Promise<FakeApns> {
         // Quire keeps its HTTP/2 session open (as with Apple): end it so close completes.
         for (const session of sessions) session.destroy()
       }),
+  })
+  return fake
+}
+
+/** A browser's side of a Web Push subscription: what updatePushId takes, and its private keys. */
+export interface BrowserSubscription {
+  id: string
+  /** PushSubscription.toJSON() as a browser gives it (expirationTime included). */
+  json: string
+  endpoint: string
+  ecdh: ECDH
+  publicKey: Buffer
+  auth: Buffer
+}
+
+export interface WebPushReceived {
+  subscriptionId: string
+  headers: http.IncomingHttpHeaders
+  /** The decrypted notification (JSON). */
+  payload: Record<string, any>
+}
+
+export interface FakeWebPush {
+  url: string
+  /** The VAPID key pair and subject Quire is to be configured with. */
+  vapid: { publicKey: string; privateKey: string; subject: string }
+  /** A new browser subscription (keys made as a browser makes them). */
+  subscribe(): BrowserSubscription
+  received: WebPushReceived[]
+  rejected: string[]
+  /** Subscription ids answered 410 Gone / 404 Not Found. */
+  gone: Set<string>
+  missing: Set<string>
+  close(): Promise<void>
+}
+
+/** RFC 8291 §3.4 and RFC 8188: one aes128gcm record opened with the browser's private key. */
+function decryptAes128gcm(body: Buffer, browser: BrowserSubscription): string {
+  if (body.length < 21) throw new Error('shorter than the aes128gcm header')
+  const salt = body.subarray(0, 16)
+  const recordSize = body.readUInt32BE(16)
+  const idLength = body[20]
+  if (idLength !== 65) throw new Error(`keyid is ${idLength} bytes, not the sender's 65-byte key`)
+  const senderPublic = body.subarray(21, 21 + idLength)
+  const record = body.subarray(21 + idLength)
+  if (record.length > recordSize || record.length < 17) throw new Error('not one record')
+  const shared = browser.ecdh.computeSecret(senderPublic)
+  const keyInfo = Buffer.concat([Buffer.from('WebPush: info\0'), browser.publicKey, senderPublic])
+  const ikm = Buffer.from(hkdfSync('sha256', shared, browser.auth, keyInfo, 32))
+  const derive = (info: string, length: number) =>
+    Buffer.from(hkdfSync('sha256', ikm, salt, Buffer.from(`Content-Encoding: ${info}\0`), length))
+  const decipher = createDecipheriv('aes-128-gcm', derive('aes128gcm', 16), derive('nonce', 12))
+  decipher.setAuthTag(record.subarray(-16))
+  const padded = Buffer.concat([decipher.update(record.subarray(0, -16)), decipher.final()])
+  let end = padded.length - 1
+  while (end >= 0 && padded[end] === 0) end--
+  if (padded[end] !== 2) throw new Error('no last-record delimiter (0x02)')
+  return padded.subarray(0, end).toString('utf8')
+}
+
+/**
+ * A local Web Push service (RFC 8030) as browsers' push services behave:
+ * checks the VAPID Authorization (RFC 8292: `vapid t=<JWT>, k=<key>`, the
+ * key the subscription was made with, the JWT ES256-signed by it, aud =
+ * the endpoint's origin, exp within 24 h, a mailto:/https: sub), TTL,
+ * Content-Encoding aes128gcm, at most 4096 bytes and a Topic's form, then
+ * decrypts the payload with the subscription's private key (RFC 8291).
+ * Answers 201, or 404/410 for subscriptions a test made gone. Loopback only.
+ */
+export async function startFakeWebPush(): Promise<FakeWebPush> {
+  const keys = webpush.generateVAPIDKeys()
+  const publicKey = Buffer.from(keys.publicKey, 'base64url')
+  const verifyKey = await importJWK(
+    {
+      kty: 'EC',
+      crv: 'P-256',
+      x: publicKey.subarray(1, 33).toString('base64url'),
+      y: publicKey.subarray(33, 65).toString('base64url'),
+    },
+    'ES256'
+  )
+  const browsers = new Map<string, BrowserSubscription>()
+  const fake = {
+    vapid: { ...keys, subject: 'mailto:push-tests@quire.test' },
+    received: [],
+    rejected: [],
+    gone: new Set<string>(),
+    missing: new Set<string>(),
+  } as unknown as FakeWebPush
+  const server = http.createServer(async (request, response) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of request) chunks.push(chunk as Buffer)
+    const body = Buffer.concat(chunks)
+    const answer = (status: number, why?: string) => {
+      if (why) fake.rejected.push(why)
+      response.writeHead(status, { 'content-type': 'text/plain' })
+      response.end(why ?? '')
+    }
+    const id = /^\/push\/([\w-]+)$/.exec(request.url ?? '')?.[1]
+    const browser = id ? browsers.get(id) : undefined
+    if (request.method !== 'POST' || !id || !browser) return answer(404, `no ${request.url}`)
+    const vapid = /^vapid t=([\w.-]+),\s*k=([\w-]+)$/.exec(request.headers.authorization ?? '')
+    if (!vapid) return answer(401, 'no VAPID authorization')
+    if (vapid[2] !== keys.publicKey) return answer(403, 'k is not the key the subscription has')
+    try {
+      const { payload } = await jwtVerify(vapid[1], verifyKey, {
+        algorithms: ['ES256'],
+        audience: fake.url,
+      })
+      if (!payload.exp || payload.exp > Date.now() / 1000 + 24 * 3600)
+        return answer(403, 'exp more than 24 hours ahead')
+      if (!/^(mailto:|https:)/.test(String(payload.sub))) return answer(403, 'bad sub')
+    } catch (error) {
+      return answer(403, `VAPID JWT refused: ${(error as Error).message}`)
+    }
+    if (!/^\d+$/.test(String(request.headers.ttl ?? ''))) return answer(400, 'no TTL')
+    if (request.headers['content-encoding'] !== 'aes128gcm')
+      return answer(415, 'Content-Encoding is not aes128gcm')
+    if (body.length > 4096) return answer(413, 'payload above 4096 bytes')
+    const topic = request.headers.topic
+    if (topic !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(String(topic)))
+      return answer(400, 'bad Topic')
+    let payload: Record<string, any>
+    try {
+      payload = JSON.parse(decryptAes128gcm(body, browser))
+    } catch (error) {
+      return answer(400, `payload not decrypted: ${(error as Error).message}`)
+    }
+    if (fake.gone.has(id)) return answer(410)
+    if (fake.missing.has(id)) return answer(404)
+    fake.received.push({ subscriptionId: id, headers: request.headers, payload })
+    response.writeHead(201, { location: `${fake.url}/message/${fake.received.length}` })
+    response.end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  Object.assign(fake, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    subscribe: () => {
+      const ecdh = createECDH('prime256v1')
+      ecdh.generateKeys()
+      const subscriptionId = randomBytes(12).toString('base64url')
+      const browser = {
+        id: subscriptionId,
+        endpoint: `${fake.url}/push/${subscriptionId}`,
+        ecdh,
+        publicKey: ecdh.getPublicKey(),
+        auth: randomBytes(16),
+      } as BrowserSubscription
+      browser.json = JSON.stringify({
+        endpoint: browser.endpoint,
+        expirationTime: null,
+        keys: {
+          p256dh: browser.publicKey.toString('base64url'),
+          auth: browser.auth.toString('base64url'),
+        },
+      })
+      browsers.set(subscriptionId, browser)
+      return browser
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   })
   return fake
 }
