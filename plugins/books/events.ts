@@ -94,3 +94,27 @@ declare module '#core/outbox/types' {
     'books:message_changed': MessageChanging
   }
 }
+
+/**
+ * An invitation as staged INSIDE its transaction (kernel outbox topic,
+ * docs/outbox.md): the gateways plugin's push to the invitee's devices.
+ * Staged only when a contributor wants it (`wants({bookId})` first).
+ */
+export interface MemberInviting {
+  bookId: number
+  b_o: string
+  b_c: string
+  /** The invited user. */
+  userId: number
+  right: number
+  /** Who invited (the user acted as), and the sesskey's holder when acting on behalf. */
+  actorId: number
+  onBehalfOf: number | null
+  stamp: number
+}
+
+declare module '#core/outbox/types' {
+  interface OutboxTopics {
+    'books:member_invited': MemberInviting
+  }
+}

@@ -4,6 +4,7 @@ import emitter from '@adonisjs/core/services/emitter'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
+import { OutboxService } from '#core/outbox/outbox_service'
 import { StampService } from '#core/services/stamp_service'
 import { DEFAULT_RIGHTS, UserService } from '#core/services/user_service'
 import type User from '#models/user'
@@ -35,7 +36,8 @@ export class MemberService {
   constructor(
     private stamps: StampService,
     private access: BookAccessService,
-    private users: UserService
+    private users: UserService,
+    private outbox: OutboxService
   ) {}
 
   private async findMember(bookId: number, userId: number, trx?: TransactionClientContract) {
@@ -98,6 +100,23 @@ export class MemberService {
       }
       await this.touchBook(trx, book.id, stamp)
       await linkContacts(trx, stamp, actor.user.id, [invitee.id], false)
+      // The invitee's push notification (gateways), written with the invitation.
+      if (this.outbox.wants('books:member_invited', { bookId: book.id }))
+        await this.outbox.stage(
+          trx,
+          'books:member_invited',
+          {
+            bookId: book.id,
+            b_o: book.b_o,
+            b_c: book.b_c,
+            userId: invitee.id,
+            right,
+            actorId: actor.user.id,
+            onBehalfOf: actor.onBehalf ? actor.principal.id : null,
+            stamp,
+          },
+          afterCommit
+        )
       afterCommit(() => this.emit(book, invitee, 'invited', 'sent', right, false, actor))
       return { book, u_c: invitee.code, invite: 'sent' as const, right, del: false }
     })
