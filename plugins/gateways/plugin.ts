@@ -21,6 +21,7 @@ export default definePlugin({
       { label: 'SMS gateways', path: '/sms' },
       { label: 'Push devices', path: '/devices' },
       { label: 'Deliveries', path: '/deliveries' },
+      { label: 'Inbound mail', path: '/mail' },
     ],
     routes: () => import('./admin/routes.js'),
   },

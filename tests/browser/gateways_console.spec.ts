@@ -15,6 +15,8 @@ import { book, client, send, share } from '#plugins/books/tests/helpers/books'
 import gatewaysConfig from '#plugins/gateways/config'
 import { call, uniquePhone } from '#plugins/gateways/tests/helpers/gateways'
 import { startFakeFcm, type FakeFcm } from '#plugins/gateways/tests/helpers/push_fakes'
+import { SmsOutboxService } from '#plugins/gateways/services/sms_outbox_service'
+import { MailInService } from '#plugins/gateways/services/mail_in/mail_in_service'
 
 const fcmToken = () =>
   `${randomBytes(11).toString('base64url')}:APA91b${randomBytes(100).toString('base64url')}`
@@ -61,7 +63,9 @@ test.group('gateways console pages in a browser (Chromium)', (group) => {
     }
   })
 
-  test('an administrator approves a pending gateway, deactivates a device and retries a delivery')
+  test(
+    'an administrator approves a pending gateway, deactivates a device, retries a delivery and reads the SMS queue and the inbound mail log'
+  )
     .skip(!hasChromium, noChromium)
     .run(async ({ assert }) => {
       await resetAuthState()
@@ -136,11 +140,37 @@ test.group('gateways console pages in a browser (Chromium)', (group) => {
       })
       assert.equal(registered.status, 'ok', JSON.stringify(registered))
 
-      // Its page: connected, its rate-limit window; unregistering ends its session.
+      // Its page: connected, its rate-limit window. The administrator gives it the book.
       await row.locator('a').click()
       await page.waitForURL(/\/admin\/gateways\/sms\/\d+$/)
       await page.waitForSelector('h1:has-text("connected")')
       assert.match(await page.locator('[data-testid=rate]').innerText(), /2 of \d+ requests used/)
+      const bookForm = page.locator('form[aria-label=Save]')
+      await bookForm.locator('input[name=book]').fill(`${target.b_o}/${target.b_c}`)
+      await bookForm.locator('button[type=submit]').click()
+      await page.waitForSelector('text=set by an administrator')
+
+      // An SMS about that book is queued for it (the rule: the book's own gateway).
+      const smsOutbox = await app.container.make(SmsOutboxService)
+      const bookRow = await db.from('books').where('code', target.b_c).select('id').first()
+      const wakeUps: (() => unknown)[] = []
+      await db.transaction((trx) =>
+        smsOutbox.enqueue(
+          trx,
+          {
+            to: '+33698765432',
+            text: 'a copy for the console',
+            bookId: Number(bookRow.id),
+            kind: 'copy',
+            idempotencyKey: `console-${phone}`,
+          },
+          (callback) => wakeUps.push(callback)
+        )
+      )
+      for (const wake of wakeUps) await wake()
+      await page.reload()
+      await page.waitForSelector('[data-sms]:has-text("a copy for the console")')
+      assert.include(await page.locator('[data-figure=sms-queued]').innerText(), '1')
       await shot(page, 'gateways-03-gateway')
       await page.click('button:has-text("Unregister")')
       await page.click('button:has-text("Yes, unregister")')
@@ -202,17 +232,49 @@ test.group('gateways console pages in a browser (Chromium)', (group) => {
       )
       await shot(page, 'gateways-07-delivered')
 
+      // The SMS waits in the deliveries page's SMS list.
+      await page.goto(
+        `${serverUrl()}/admin/gateways/deliveries?smsSearch=${encodeURIComponent(phone)}`
+      )
+      await page.waitForSelector('[data-sms]:has-text("a copy for the console")')
+
+      // A refused e-mail is in the inbound mail log, with why.
+      const mailIn = await app.container.make(MailInService)
+      const raw = [
+        `From: ${member.user.email}`,
+        'To: nobody.nowhere@quire.test',
+        'Subject: lost in the post',
+        `Message-ID: <${Date.now()}@example.test>`,
+        '',
+        'hello?',
+        '',
+      ].join('\r\n')
+      await assert.rejects(() =>
+        mailIn.ingest(Buffer.from(raw), { source: 'cli', recipient: 'nobody.nowhere@quire.test' })
+      )
+      await page.click('nav >> text=Inbound mail')
+      await page.waitForURL(/\/admin\/gateways\/mail$/)
+      await page.selectOption('select[name=outcome]', 'refused')
+      await page.waitForURL(/outcome=refused/)
+      const refused = page.locator('[data-outcome=refused]:has-text("lost in the post")')
+      await refused.waitFor()
+      assert.include(await refused.innerText(), 'MAIL_')
+      await shot(page, 'gateways-08-mail')
+
       // The same pages at phone width.
       await page.setViewportSize({ width: 390, height: 844 })
       await page.goto(`${serverUrl()}/admin/gateways/deliveries`)
       await page.waitForSelector(`[data-delivery="${failed.id}"]`)
-      await shot(page, 'gateways-08-deliveries-phone')
+      await shot(page, 'gateways-09-deliveries-phone')
       await page.goto(`${serverUrl()}/admin/gateways/sms`)
       await page.waitForSelector(`[data-gateway="${phone}"]`)
-      await shot(page, 'gateways-09-gateways-phone')
+      await shot(page, 'gateways-10-gateways-phone')
       await page.goto(`${serverUrl()}/admin/gateways/devices?devicesSearch=${member.code}`)
       await page.waitForSelector(`[data-device="${android.deviceID}"]`)
-      await shot(page, 'gateways-10-devices-phone')
+      await shot(page, 'gateways-11-devices-phone')
+      await page.goto(`${serverUrl()}/admin/gateways/mail`)
+      await page.waitForSelector('[data-outcome=refused]')
+      await shot(page, 'gateways-12-mail-phone')
 
       assert.deepEqual(errors, [])
       assert.deepEqual(fcm.rejected, [])

@@ -3,6 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import { OutboxService } from '#core/outbox/outbox_service'
 import type { DeliveryState } from '#core/outbox/types'
 import { readPage, whereContains, type PageRequest } from '#core/paging'
+import { MAIL_CHANNEL } from '../services/mail_out/mail_out_service.js'
 import { CHANNEL_OF } from '../services/push/push_providers.js'
 
 const DELIVERIES = 'outbox_deliveries'
@@ -24,7 +25,7 @@ const COLUMNS = [
   'finished_at',
 ]
 
-export const GATEWAY_CHANNELS: string[] = [...Object.values(CHANNEL_OF), 'mail']
+export const GATEWAY_CHANNELS: string[] = [...Object.values(CHANNEL_OF), MAIL_CHANNEL]
 
 export const DELIVERY_STATES: DeliveryState[] = [
   'pending',

@@ -14,6 +14,7 @@ const registerGatewaysConsole: PluginAdminRoutes = (router) => {
   router.get('/deliveries', [GatewaysController, 'deliveriesIndex']).as('deliveries')
   router.get('/deliveries/:id', [GatewaysController, 'delivery']).as('delivery')
   router.post('/deliveries/:id/retry', [GatewaysController, 'retry']).as('retry')
+  router.get('/mail', [GatewaysController, 'mail']).as('mail')
 }
 
 export default registerGatewaysConsole

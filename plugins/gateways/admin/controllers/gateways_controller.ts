@@ -11,11 +11,17 @@ import { PushDeliveryService } from '../../services/push/push_delivery_service.j
 import { SmsGatewayService, type BookPair } from '../../services/sms_gateway_service.js'
 import { DELIVERY_STATES, GATEWAY_CHANNELS, GatewayDeliveries } from '../gateway_deliveries.js'
 import { GatewayDirectory } from '../gateway_directory.js'
+import { SMS_STATES, SmsOutboxLog } from '../sms_outbox_log.js'
+import { MailInService } from '../../services/mail_in/mail_in_service.js'
+import type { MailOutcome } from '../../services/mail_in/mail_in_log.js'
 
 const GATEWAYS_PER_PAGE = 25
 const DEVICES_PER_PAGE = 25
 const UNSUPPORTED_SHOWN = 50
 const DELIVERIES_PER_PAGE = 30
+const SMS_PER_PAGE = 20
+const MAILS_PER_PAGE = 30
+const MAIL_OUTCOMES: MailOutcome[] = ['stored', 'duplicate', 'refused']
 
 /** `owner/code`, as `gateway:allow --book` takes it. */
 const BOOK_PATTERN = /^[^/\s]+\/[^/\s]+$/
@@ -32,6 +38,9 @@ const deliveryFilter = vine.compile(
     state: vine.enum(DELIVERY_STATES).optional(),
   })
 )
+
+const smsFilter = vine.compile(vine.object({ smsState: vine.enum(SMS_STATES).optional() }))
+const mailFilter = vine.compile(vine.object({ outcome: vine.enum(MAIL_OUTCOMES).optional() }))
 
 const bookPair = (book: string | undefined): BookPair | null => {
   if (!book) return null
@@ -50,6 +59,7 @@ const bookPair = (book: string | undefined): BookPair | null => {
 @inject()
 export default class GatewaysController {
   private directory = new GatewayDirectory()
+  private sms = new SmsOutboxLog()
 
   constructor(
     private gateways: SmsGatewayService,
@@ -57,7 +67,8 @@ export default class GatewaysController {
     private devices: PushDeviceService,
     private push: PushDeliveryService,
     private deliveries: GatewayDeliveries,
-    private users: UserService
+    private users: UserService,
+    private mailIn: MailInService
   ) {}
 
   async index({ inertia, request }: HttpContext) {
@@ -72,6 +83,8 @@ export default class GatewaysController {
       gateway,
       rate: await this.limits.gatewayState(gateway.phone),
       messagesIn: await this.directory.smsMessagesOf(book),
+      messagesOut: await this.sms.latestOf(gateway.id),
+      outbox: await this.sms.counts(gateway.id),
     })
   }
 
@@ -132,18 +145,55 @@ export default class GatewaysController {
     return ctx.response.redirect().back()
   }
 
+  /**
+   * The outbox channels' deliveries and the SMS outbox, each list with its
+   * own page, search and state (page/search/channel/state, smsPage/smsSearch/
+   * smsState): props are functions, so paging one list reloads it alone.
+   */
   async deliveriesIndex({ inertia, request }: HttpContext) {
     const qs = request.qs()
     const filter = await deliveryFilter
       .validate({ channel: qs.channel || undefined, state: qs.state || undefined })
       .catch(() => ({ channel: undefined, state: undefined }))
-    const query = await listQuery(qs, DELIVERIES_PER_PAGE)
+    const { smsState } = await smsFilter
+      .validate({ smsState: qs.smsState || undefined })
+      .catch(() => ({ smsState: undefined }))
     return inertia.render('gateways/deliveries', {
-      deliveries: await this.deliveries.list({ ...query, ...filter }),
-      filter: { channel: filter.channel ?? '', state: filter.state ?? '' },
+      deliveries: async () =>
+        this.deliveries.list({ ...(await listQuery(qs, DELIVERIES_PER_PAGE)), ...filter }),
+      filter: {
+        channel: filter.channel ?? '',
+        state: filter.state ?? '',
+        smsState: smsState ?? '',
+      },
       channels: GATEWAY_CHANNELS,
       states: DELIVERY_STATES,
-      counts: await this.deliveries.counts(),
+      counts: () => this.deliveries.counts(),
+      sms: async () =>
+        this.sms.list({ ...(await listQuery(qs, SMS_PER_PAGE, 'sms')), state: smsState }),
+      smsStates: SMS_STATES,
+      smsCounts: () => this.sms.counts(),
+    })
+  }
+
+  /** Inbound e-mail, newest first: stored, duplicates and refusals with their reason. */
+  async mail({ inertia, request }: HttpContext) {
+    const qs = request.qs()
+    const { outcome } = await mailFilter
+      .validate({ outcome: qs.outcome || undefined })
+      .catch(() => ({ outcome: undefined }))
+    const { page, perPage } = await listQuery(qs, MAILS_PER_PAGE)
+    const read = (at: number) =>
+      this.mailIn.log({ offset: (at - 1) * perPage, limit: perPage, outcome })
+    let found = await read(page)
+    let shown = page
+    // A page past the last reads the last one (a log that was pruned under the pager).
+    const last = Math.max(1, Math.ceil(found.total / perPage))
+    if (page > last) found = await read((shown = last))
+    return inertia.render('gateways/mail', {
+      mails: { items: found.rows, total: found.total, page: shown, perPage, search: '' },
+      outcome: outcome ?? '',
+      outcomes: MAIL_OUTCOMES,
     })
   }
 

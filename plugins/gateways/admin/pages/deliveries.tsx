@@ -17,19 +17,44 @@ export interface Delivery {
   finishedAt: number | null
 }
 
+/** An SMS of the gateways' outbox. */
+export interface Sms {
+  id: number
+  gatewayId: number | null
+  gateway: string | null
+  to: string
+  kind: string
+  text: string
+  state: string
+  attempts: number
+  notBefore: number
+  reason: string | null
+  createdAt: number
+  updatedAt: number
+}
+
 interface Props {
   deliveries: PagedList<Delivery>
-  filter: { channel: string; state: string }
+  filter: { channel: string; state: string; smsState: string }
   channels: string[]
   states: string[]
   counts: { channel: string; state: string; total: number }[]
+  /** Paged on the server: smsPage / smsSearch / smsState. */
+  sms: PagedList<Sms>
+  smsStates: string[]
+  smsCounts: Record<string, number>
 }
 
 /** Channel names in plain words. */
 export const CHANNEL_NAMES: Record<string, string> = {
   push_fcm: 'Push, Android (FCM)',
   push_apns: 'Push, iPhone (APNs)',
+  push_web: 'Push, browser',
   mail: 'E-mail',
+}
+
+export function SmsState({ sms }: { sms: Sms }) {
+  return <span className={sms.state === 'failed' ? 'tag bad' : 'tag'}>{sms.state}</span>
 }
 
 export function StateTag({ state }: { state: Delivery['state'] }) {
@@ -47,14 +72,15 @@ export const retry = (id: number) =>
   router.post(`/admin/gateways/deliveries/${id}/retry`, {}, { preserveScroll: true })
 
 /** Push notifications and e-mails the gateways send, with their state, log and a retry. */
-export default function Deliveries({ deliveries, filter, channels, states, counts }: Props) {
+export default function Deliveries(props: Props) {
+  const { deliveries, filter, channels, states, counts, sms, smsStates, smsCounts } = props
   const { url } = usePage()
   const choose = (change: Partial<Props['filter']>) => {
     const params = new URLSearchParams(url.split('?')[1] ?? '')
     for (const [key, value] of Object.entries(change))
       if (value) params.set(key, value)
       else params.delete(key)
-    params.delete('page')
+    params.delete(change.smsState === undefined ? 'page' : 'smsPage')
     router.get(`/admin/gateways/deliveries?${params}`, {}, { preserveState: true })
   }
   const total = (state: string) =>
@@ -67,7 +93,7 @@ export default function Deliveries({ deliveries, filter, channels, states, count
       <h1>Outgoing deliveries</h1>
       <p className="muted">
         Every push notification and e-mail is queued here, then sent and retried until it gets
-        through. A failed one can be sent again.
+        through; a failed one can be sent again. SMS wait below until a gateway phone collects them.
       </p>
       <FormErrors />
       <div className="figures small">
@@ -168,6 +194,74 @@ export default function Deliveries({ deliveries, filter, channels, states, count
             {
               header: 'Queued',
               cell: (delivery) => formatDate(delivery.createdAt),
+              className: 'hide-sm',
+            },
+          ]}
+        />
+      </Card>
+      <Card title={`SMS (${sms.total.toLocaleString('en')})`}>
+        <p className="muted small">
+          In the queue: {smsStates.map((state) => `${smsCounts[state] ?? 0} ${state}`).join(' · ')}
+        </p>
+        <div className="row">
+          <label>
+            State{' '}
+            <select
+              name="smsState"
+              value={filter.smsState}
+              onChange={(event) => choose({ smsState: event.target.value })}
+            >
+              <option value="">all</option>
+              {smsStates.map((state) => (
+                <option key={state} value={state}>
+                  {state}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+        <ServerList
+          list={sms}
+          name="sms"
+          placeholder="Recipient or gateway number"
+          rowKey={(message) => message.id}
+          rowData={(message) => ({ 'data-sms': message.id })}
+          empty="No SMS matches."
+          columns={[
+            { header: '#', cell: (message) => message.id },
+            { header: 'State', cell: (message) => <SmsState sms={message} /> },
+            {
+              header: 'To',
+              cell: (message) => (
+                <div style={{ whiteSpace: 'normal', wordBreak: 'break-word' }}>
+                  {message.to} <span className="muted">({message.kind})</span>
+                  <div className="muted small">{message.text}</div>
+                </div>
+              ),
+            },
+            {
+              header: 'Gateway',
+              cell: (message) =>
+                message.gatewayId === null ? (
+                  <span className="muted">the first to collect</span>
+                ) : (
+                  <Link href={`/admin/gateways/sms/${message.gatewayId}`}>{message.gateway}</Link>
+                ),
+              className: 'hide-sm',
+            },
+            {
+              header: 'Tries',
+              cell: (message) => message.attempts,
+              className: 'hide-sm',
+            },
+            {
+              header: 'Why it failed',
+              cell: (message) => message.reason ?? '—',
+              className: 'hide-sm',
+            },
+            {
+              header: 'Queued',
+              cell: (message) => formatDate(message.createdAt),
               className: 'hide-sm',
             },
           ]}

@@ -2,12 +2,17 @@ import { Head, Link, router } from '@inertiajs/react'
 import type { ReactNode } from 'react'
 import { Card, ConfirmButton, FormErrors, formatDate } from '@console/components/ui'
 import { AllowForm, GatewayState, type Gateway } from './index'
+import { SmsState, type Sms } from './deliveries'
 
 interface Props {
   gateway: Gateway
   /** Requests in the current rate-limit window; null when it made none. */
   rate: { used: number; limit: number; resetsIn: number } | null
   messagesIn: { smid: number; sender: string; text: string; created: number }[]
+  /** The latest SMS queued for it, newest first. */
+  messagesOut: Sms[]
+  /** Its SMS in each state of the outbox. */
+  outbox: Record<string, number>
 }
 
 const Item = ({ label, children }: { label: string; children: ReactNode }) => (
@@ -18,7 +23,7 @@ const Item = ({ label, children }: { label: string; children: ReactNode }) => (
 )
 
 /** One SMS gateway: its state, book, rate limit, the SMS it brought in, and its actions. */
-export default function GatewayShow({ gateway, rate, messagesIn }: Props) {
+export default function GatewayShow({ gateway, rate, messagesIn, messagesOut, outbox }: Props) {
   const base = `/admin/gateways/sms/${gateway.id}`
   const book = gateway.fixedBook ?? gateway.sessionBook
   return (
@@ -79,6 +84,31 @@ export default function GatewayShow({ gateway, rate, messagesIn }: Props) {
           />
         </Card>
       </div>
+      <Card title="Its SMS queue">
+        <div className="figures small">
+          {Object.entries(outbox).map(([state, total]) => (
+            <div
+              key={state}
+              className={`figure${state === 'failed' && total > 0 ? ' bad' : ''}`}
+              data-figure={`sms-${state}`}
+            >
+              <span className="value">{total.toLocaleString('en')}</span>
+              <span className="label">{state}</span>
+            </div>
+          ))}
+        </div>
+        <h3>Latest SMS out</h3>
+        <ul className="activity">
+          {messagesOut.map((sms) => (
+            <li key={sms.id} data-sms={sms.id}>
+              <span className="muted">{formatDate(sms.createdAt)}</span> <SmsState sms={sms} /> to{' '}
+              <strong>{sms.to}</strong> ({sms.kind}): {sms.text}
+              {sms.reason && <span className="muted"> · {sms.reason}</span>}
+            </li>
+          ))}
+          {messagesOut.length === 0 && <li className="muted">Nothing sent through it yet.</li>}
+        </ul>
+      </Card>
       <Card title="SMS received">
         {book ? (
           <ul className="activity">
