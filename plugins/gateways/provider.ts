@@ -7,6 +7,11 @@ import { AndroidDeviceService } from './services/android_device_service.js'
 import { GatewayLimits } from './services/gateway_limits.js'
 import { CopyService } from './services/copies/copy_service.js'
 import { MAIL_CHANNEL, MailOutService } from './services/mail_out/mail_out_service.js'
+import {
+  ALARM_CHANNEL,
+  REMINDER_CHANNEL,
+  ReminderService,
+} from './services/reminders/reminder_service.js'
 import { MailInSetup } from './services/mail_in/mail_in_setup.js'
 import { PushDeviceService } from './services/push_device_service.js'
 import { PushDeliveryService } from './services/push/push_delivery_service.js'
@@ -57,6 +62,10 @@ export default class GatewaysProvider {
     outbox.registerChannel(MAIL_CHANNEL, mailOut.channel())
     const copies = await this.app.container.make(CopyService)
     outbox.contribute('books:message_changed', copies.messageContributor())
+    const reminders = await this.app.container.make(ReminderService)
+    outbox.registerChannel(REMINDER_CHANNEL, reminders.reminderChannel())
+    outbox.registerChannel(ALARM_CHANNEL, reminders.alarmChannel())
+    outbox.contribute('books:message_changed', reminders.messageContributor())
   }
 
   /** The inbound SMTP listener, when GATEWAYS_SMTP_LISTEN_PORT is set (web server only). */
