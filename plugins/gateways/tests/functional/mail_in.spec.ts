@@ -2,6 +2,7 @@ import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { connect } from 'node:net'
+import { freePort, startQuire } from '../../../../bench/lib/quire_process.js'
 import nodemailer from 'nodemailer'
 import { client, book, share, sharedBook } from '#plugins/books/tests/helpers/books'
 import { MediaStore } from '#plugins/media/services/media_store'
@@ -289,4 +290,47 @@ test.group('gateways: e-mail in over SMTP (nodemailer to the listener on 127.0.0
     })
     assert.deepEqual(again.accepted, [addressOf(second)])
   })
+})
+
+test.group('gateways: the SMTP listener in the web server', () => {
+  test('GATEWAYS_SMTP_LISTEN_PORT starts it with the server, which stores mail; a stop closes it', async ({
+    assert,
+  }) => {
+    const owner = await client()
+    const target = await book(owner)
+    const port = await freePort()
+    const server = await startQuire({
+      ...process.env,
+      MAIL_DOMAIN,
+      GATEWAYS_SMTP_LISTEN_PORT: String(port),
+      GATEWAYS_SMTP_LISTEN_HOST: '127.0.0.1',
+    })
+    try {
+      const info = await nodemailer
+        .createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true })
+        .sendMail({
+          from: owner.user.email!,
+          to: bookAddress(target, MAIL_DOMAIN)!,
+          subject: 'through the server',
+          text: 'x',
+        })
+      assert.match(info.response, /^250 /)
+      const row = await db.from('gateways_mail_in_log').where('message_id', info.messageId).first()
+      assert.equal(row.outcome, 'stored')
+      const message = await messageRow(Number(row.smid))
+      assert.equal(message.msg, 'through the server')
+    } finally {
+      await server.stop()
+    }
+    assert.equal(server.child.exitCode, 0)
+    const closed = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1')
+      socket.once('connect', () => {
+        socket.destroy()
+        resolve(false)
+      })
+      socket.once('error', () => resolve(true))
+    })
+    assert.isTrue(closed)
+  }).timeout(150_000)
 })
