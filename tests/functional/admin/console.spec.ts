@@ -20,6 +20,12 @@ const PAGES = [
   '/admin/books/1',
   '/admin/tables',
   '/admin/tables/1',
+  '/admin/gateways/sms',
+  '/admin/gateways/sms/1',
+  '/admin/gateways/devices',
+  '/admin/gateways/deliveries',
+  '/admin/gateways/deliveries/1',
+  '/admin/gateways/mail',
 ]
 const WRITES = [
   '/admin/users',
@@ -28,6 +34,10 @@ const WRITES = [
   '/admin/users/1/disable',
   '/admin/books',
   '/admin/books/1/delete',
+  '/admin/gateways/sms/allow',
+  '/admin/gateways/sms/1/unregister',
+  '/admin/gateways/devices/1/deactivate',
+  '/admin/gateways/deliveries/1/retry',
 ]
 
 /** Where a GET of a console path sends the client (null when it answers in place). */
@@ -249,7 +259,18 @@ test.group('admin console: pages and their props', (group) => {
     )
     assert.deepEqual(
       nav.map((entry: any) => entry.href),
-      ['/admin', '/admin/users', '/admin/books', '/admin/tables', '/admin/plugins']
+      [
+        '/admin',
+        '/admin/users',
+        '/admin/books',
+        '/admin/tables',
+        '/admin/gateways/sms',
+        '/admin/gateways/devices',
+        '/admin/gateways/deliveries',
+        '/admin/gateways/mail',
+        '/admin/webhooks',
+        '/admin/plugins',
+      ]
     )
     assert.equal(nav.find((entry: any) => entry.href === '/admin/books').source, 'books')
   })
