@@ -16,7 +16,7 @@ test.group('health endpoints', () => {
     assert.equal(response.status, 200)
     assert.equal(response.headers.get('content-type'), 'application/json')
     assert.equal(response.headers.get('cache-control'), 'no-store')
-    const body = await response.json()
+    const body: any = await response.json()
     assert.equal(body.status, 'ok')
     assert.isTrue(body.checks.database.ok)
     assert.isNumber(body.checks.database.ms)
