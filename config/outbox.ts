@@ -21,6 +21,13 @@ const outboxConfig = {
   sweepGraceMs: env.get('OUTBOX_SWEEP_GRACE_MS', 30_000),
   /** Finished deliveries and their attempts are deleted after this many days. */
   retentionDays: env.get('OUTBOX_RETENTION_DAYS', 30),
+  /**
+   * Sends in flight at once in one process (web or queue:work), and per recipient (a webhook
+   * subscription, a device): the job does not wait for the answer, so a slow receiver holds
+   * only its own share, never the queue's workers.
+   */
+  sends: env.get('OUTBOX_SENDS', 128),
+  sendsPerRecipient: env.get('OUTBOX_SENDS_PER_RECIPIENT', 16),
 }
 
 export default outboxConfig

@@ -98,6 +98,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   OUTBOX_SWEEP_MS: Env.schema.number.optional(),
   OUTBOX_SWEEP_GRACE_MS: Env.schema.number.optional(),
   OUTBOX_RETENTION_DAYS: Env.schema.number.optional(),
+  OUTBOX_SENDS: Env.schema.number.optional(),
+  OUTBOX_SENDS_PER_RECIPIENT: Env.schema.number.optional(),
 
   /** Webhooks (plugins/webhooks/README.md): request timeout (ms), ranges allowed despite the address check, failed deliveries before a subscription is disabled. */
   WEBHOOKS_TIMEOUT_MS: Env.schema.number.optional(),

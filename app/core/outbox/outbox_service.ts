@@ -5,6 +5,7 @@ import type { Logger } from '@adonisjs/core/logger'
 import type { QueueService } from '#core/services/queue_service'
 import { writeQuery } from '#core/native_sql'
 import { retryDelay, type BackoffPolicy } from './backoff.js'
+import { SendSlots } from './send_slots.js'
 import type {
   AttemptResult,
   DeliveryState,
@@ -23,6 +24,9 @@ export interface OutboxSettings {
   sweepMs: number
   sweepGraceMs: number
   retentionDays: number
+  /** Sends in flight in one process, in all and per recipient (SendSlots). */
+  sends: number
+  sendsPerRecipient: number
 }
 
 /** The kernel's job that sends one delivery (app/core/operations/manifest.ts). */
@@ -78,13 +82,16 @@ export class OutboxService {
   private contributors = new Map<string, OutboxContributor<any>[]>()
   private sweeper: NodeJS.Timeout | null = null
   private lastPrune = 0
+  readonly slots: SendSlots
 
   constructor(
     private db: Database,
     private queue: () => Promise<QueueService>,
     private logger: Logger,
     readonly settings: OutboxSettings
-  ) {}
+  ) {
+    this.slots = new SendSlots({ total: settings.sends, perRecipient: settings.sendsPerRecipient })
+  }
 
   /** A plugin's channel adapter (its provider's boot). */
   registerChannel(name: string, channel: OutboxChannel) {
@@ -213,6 +220,11 @@ export class OutboxService {
     if (!row) return // pruned, or the write that staged it rolled back after all
     const id = Number(row.id)
     if (row.order_key && (await this.hasEarlier(row.order_key, id))) return // kicked when the earlier one ends
+    const later = () =>
+      void this.run(payload).catch((error) =>
+        this.logger.error({ err: error, delivery: id }, 'outbox delivery failed to start')
+      )
+    if (!(await this.slots.take(row.recipient, later))) return // started when a slot frees
     const now = Date.now()
     const claimed = await this.db
       .from(DELIVERIES)
@@ -228,7 +240,23 @@ export class OutboxService {
         lease_until: now + this.settings.leaseMs,
         updated_at: now,
       })
-    if (Number(Array.isArray(claimed) ? claimed[0] : claimed) !== 1) return
+      .catch((error) => {
+        this.slots.release(row.recipient)
+        throw error
+      })
+    if (Number(Array.isArray(claimed) ? claimed[0] : claimed) !== 1) {
+      this.slots.release(row.recipient)
+      return
+    }
+    // The job ends here: the answer is awaited outside the queue's workers (SendSlots).
+    void this.attempt(row)
+      .catch((error) => this.logger.error({ err: error, delivery: id }, 'outbox attempt failed'))
+      .finally(() => this.slots.release(row.recipient))
+  }
+
+  /** One attempt of a claimed delivery: send, log, then finish it or schedule the next attempt. */
+  private async attempt(row: DeliveryRow) {
+    const id = Number(row.id)
     const attempt = Number(row.attempts) + 1
     const delivery = toDelivery(row, attempt)
     const channel = this.channels.get(row.channel)
