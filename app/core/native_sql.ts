@@ -76,6 +76,42 @@ export async function writeQuery(
   return runPooled(client.getWriteClient(), sql, bindings)
 }
 
+/**
+ * A write transaction on one connection of the write pool, begun and ended by plain statements
+ * on the driver (BEGIN IMMEDIATE on SQLite: the write lock is taken at once, so a read made in
+ * it is never invalidated by another writer; START TRANSACTION on MySQL). knex's own
+ * transaction runs BEGIN and COMMIT through its query builder, about as much JavaScript as the
+ * hot writes themselves (a one-cell write with cell history: see plugins/tables/README.md).
+ * `work` gets a transaction client for trxQuery, readQuery and writeQuery (the statements of
+ * this module) and its dialect; it has no query builder. Rolled back when `work` throws.
+ */
+export async function nativeTransaction<T>(
+  work: (trx: TransactionClientContract) => Promise<T>
+): Promise<T> {
+  const connection = db.connection()
+  const knex: any = connection.getWriteClient()
+  const driver = await knex.client.acquireConnection()
+  const trx = {
+    isTransaction: true,
+    dialect: connection.dialect,
+    getWriteClient: () => ({ client: { acquireConnection: async () => driver } }),
+  } as unknown as TransactionClientContract
+  try {
+    await run(driver, isMysql() ? 'START TRANSACTION' : 'BEGIN IMMEDIATE', [])
+    let result: T
+    try {
+      result = await work(trx)
+      await run(driver, 'COMMIT', [])
+    } catch (error) {
+      await run(driver, 'ROLLBACK', []).catch(() => {})
+      throw error
+    }
+    return result
+  } finally {
+    await knex.client.releaseConnection(driver)
+  }
+}
+
 /** Runs a statement on a connection borrowed from a knex pool for just that statement. */
 async function runPooled(knex: any, sql: string, bindings: unknown[]): Promise<any> {
   const connection = await knex.client.acquireConnection()

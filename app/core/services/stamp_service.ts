@@ -4,6 +4,7 @@ import type { Logger } from '@adonisjs/core/logger'
 import type { StampAllocator } from './stamp_allocator.js'
 import { isTransientDbError } from './db_errors.js'
 import { rpcError } from '#core/rpc/errors'
+import { nativeTransaction } from '#core/native_sql'
 
 export interface WriteScope {
   trx: TransactionClientContract
@@ -49,6 +50,17 @@ export class StampService {
   write<T>(work: (scope: WriteScope) => Promise<T>): Promise<T> {
     return this.stamped((stamp, afterCommit) =>
       this.db.transaction((trx) => work({ trx, stamp, afterCommit }))
+    )
+  }
+
+  /**
+   * `write` for work made only of native statements (app/core/native_sql.ts: trxQuery,
+   * readQuery, writeQuery): the transaction is begun and committed on the driver, without knex
+   * (nativeTransaction). `trx` has no query builder.
+   */
+  writeNative<T>(work: (scope: WriteScope) => Promise<T>): Promise<T> {
+    return this.stamped((stamp, afterCommit) =>
+      nativeTransaction((trx) => work({ trx, stamp, afterCommit }))
     )
   }
 

@@ -320,12 +320,12 @@ export class MetaService {
   async formLinks(formId: number, client: QueryClientContract = db.connection()) {
     const hit = this.linksCache.get(formId)
     if (hit && Date.now() - hit.at < 5000) return hit.links
-    const rows = await client
-      .from('table_fields as f')
-      .join('table_categories as c', 'c.id', 'f.category_id')
-      .where('c.form_id', formId)
-      .where('f.type', 'link')
-      .select('f.id', 'f.category_id', 'f.options')
+    // A native statement: `client` may be a native transaction (CellWriter), which has no query builder.
+    const rows = await readQuery(
+      `SELECT f.id, f.category_id, f.options FROM table_fields f JOIN table_categories c ON c.id = f.category_id WHERE c.form_id = ? AND f.type = 'link'`,
+      [formId],
+      client
+    )
     const links = rows.map((row) => ({
       id: Number(row.id),
       categoryId: Number(row.category_id),
