@@ -148,7 +148,8 @@ export class CellWriter {
         await this.applyCells(client, stamp, afterCommit, batch, outcomes)
       })
     else
-      await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      // Native statements only (readQuery, writeQuery, HistoryService.record): no knex transaction.
+      await this.stamps.writeNative(async ({ trx, stamp, afterCommit }) => {
         outcomes.clear() // a retried transaction starts over
         await this.applyCells(trx, stamp, afterCommit, batch, outcomes)
       })
