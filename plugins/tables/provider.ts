@@ -16,6 +16,7 @@ import { RowsService } from './services/rows_service.js'
 import { SchemaService } from './services/schema_service.js'
 import { SmartTextService } from './services/smart_text_service.js'
 import { StructureService } from './services/structure_service.js'
+import { FieldEncryption } from './services/field_encryption.js'
 import { FieldStructure } from './services/field_structure.js'
 import { ViewStructure } from './services/view_structure.js'
 import { TabStructure } from './services/tab_structure.js'
@@ -44,6 +45,7 @@ export default class TablesProvider {
       HistoryService,
       RollbackService,
       ComputedFields,
+      FieldEncryption,
       RecomputeService,
       CellWriter,
       RowWriter,

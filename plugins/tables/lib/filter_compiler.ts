@@ -406,6 +406,13 @@ export class FilterCompiler {
   private field(id: number | null): FieldDef {
     const field = this.fields.find((candidate) => candidate.id === id)
     if (!field) throw invalid(`Filter field ${id} is not a field of this table`)
+    // The table holds only ciphertext (services/field_encryption.ts): nothing to compare.
+    if (field.options.encryption)
+      throw rpcError(
+        'ENCRYPTED_FIELD_UNSEARCHABLE',
+        `Field "${field.name}" (${field.id}) is encrypted: it cannot be filtered, sorted or grouped on`,
+        { fieldId: field.id }
+      )
     return field
   }
 

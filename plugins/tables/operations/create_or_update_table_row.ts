@@ -4,11 +4,12 @@ import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { flag, object, stamp, text } from '#core/rpc/wire'
 import { RowsService } from '../services/rows_service.js'
-import { ownerField } from '../validators/params.js'
+import { ownerField, unlockField } from '../validators/params.js'
 
 const validator = vine.compile(
   vine.object({
     ...ownerField,
+    ...unlockField,
     rowId: text(),
     fieldValues: object().optional(),
     catId: stamp().optional(),

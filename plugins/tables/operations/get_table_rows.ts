@@ -4,11 +4,12 @@ import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { flag, idList, stamp } from '#core/rpc/wire'
 import { ValuesService } from '../services/values_service.js'
-import { ownerField } from '../validators/params.js'
+import { ownerField, unlockField } from '../validators/params.js'
 
 const validator = vine.compile(
   vine.object({
     ...ownerField,
+    ...unlockField,
     catId: stamp(),
     rowIds: idList().optional(),
     pageSize: stamp().optional(),

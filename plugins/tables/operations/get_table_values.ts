@@ -4,14 +4,14 @@ import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { stamp } from '#core/rpc/wire'
 import { ValuesService } from '../services/values_service.js'
-import { ownerField, valuesOptions } from '../validators/params.js'
+import { ownerField, unlockField, valuesOptions } from '../validators/params.js'
 
 const validator = vine.compile(
   vine.object({
     ...ownerField,
+    ...unlockField,
     catId: stamp(),
     fromFieldId: stamp().optional(),
-    encryptedFieldPasswords: vine.any().optional(),
     ...valuesOptions,
   })
 )

@@ -3,10 +3,11 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { RowsService } from '../services/rows_service.js'
-import { cellFields } from '../validators/params.js'
+import { cellFields, unlockField } from '../validators/params.js'
 
 /** The socket's update table value (type 13) reads the same fields with these rules. */
-const validator = vine.compile(vine.object(cellFields))
+// cellFields as the socket's type 13 reads them; api.php may also unlock encrypted fields.
+const validator = vine.compile(vine.object({ ...cellFields, ...unlockField }))
 
 /** updateTableValue: one cell; a rowId starting with `tmp` creates a row in the field's table. */
 @inject()

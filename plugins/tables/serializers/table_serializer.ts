@@ -49,6 +49,8 @@ export function serializeField(field: FieldDef, options: { includeEnums?: boolea
       displayColors: field.options.enumColors?.displayColors ?? false,
     }
   }
+  // Only whether it is: the salt and verifier stay on the server.
+  if (field.options.encryption) out.encrypted = true
   if (field.type === 'link') out.linkCatId = field.options.linkCatId ?? null
   if (field.type === 'lookup' || field.type === 'rollup') {
     out.linkFieldId = field.options.linkFieldId ?? null

@@ -193,6 +193,25 @@ export class FieldEncryption {
     }
   }
 
+  /** A write's answer (serialized cells by field id): encrypted cells as `reveal` shows them. */
+  revealCells(
+    category: CategoryMeta,
+    rows: { id: number; fields: Record<string, { value: unknown; text?: string }> }[],
+    unlocked: UnlockedFields = new Map()
+  ) {
+    for (const field of category.fields) {
+      if (!isEncrypted(field)) continue
+      const key = unlocked.get(field.id)
+      for (const row of rows) {
+        const cell = row.fields[String(field.id)]
+        if (!cell || typeof cell.value !== 'string' || cell.value === '') continue
+        cell.value = key
+          ? (this.open(key, field.id, row.id, cell.value) ?? ENCRYPTED_MASK)
+          : ENCRYPTED_MASK
+      }
+    }
+  }
+
   /**
    * RowWriter's hook, called with a write's rows before anything is written: every encrypted
    * value given must be unlocked (ENCRYPTED_FIELD_LOCKED otherwise: nothing is written). Values

@@ -24,6 +24,7 @@ import '../events.js'
 import { assertRoomFor, settingJson } from '../lib/limits.js'
 import { fixedCodeBase, fixedCodeCandidate } from '../lib/fixed_code.js'
 import { asList, asObject, flagOr } from '../lib/wire.js'
+import { ENCRYPTABLE_TYPES, FieldEncryption, isEncrypted } from './field_encryption.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
 import { rowIdPages, rowPages } from './row_pages.js'
@@ -42,6 +43,12 @@ export interface FieldInput {
   readOnly?: boolean
   order?: number
   options?: Record<string, any>
+  /** createField: store the values encrypted under `encryptionPassword` (README "Encrypted fields"). */
+  encrypted?: boolean
+  /** createField: the new field's password; updateField: its current one, to change it. */
+  encryptionPassword?: string
+  /** updateField: the password that replaces encryptionPassword (the values are re-encrypted). */
+  newEncryptionPassword?: string
 }
 
 /**
@@ -57,7 +64,8 @@ export class FieldStructure {
     private recompute: RecomputeService,
     private writer: RowWriter,
     private schema: SchemaService,
-    private access: TableAccess
+    private access: TableAccess,
+    private encryption: FieldEncryption
   ) {}
 
   /** Validates type options against the table (links in the same book, lookups through this table's links). */
@@ -133,6 +141,13 @@ export class FieldStructure {
       if (!targetField && !(type === 'rollup' && options.rollup === 'count')) {
         throw invalid('options.targetFieldId must name a field of the linked table')
       }
+      // A lookup would store the ciphertext elsewhere, where no password reveals it.
+      if (targetField && isEncrypted(targetField))
+        throw rpcError(
+          'ENCRYPTED_FIELD_UNSEARCHABLE',
+          `Field "${targetField.name}" (${targetField.id}) is encrypted: no lookup or rollup reads it`,
+          { field: 'options.targetFieldId', fieldId: targetField.id }
+        )
       if (type === 'rollup' && !options.rollup) options.rollup = 'count'
     }
     if (type === 'formula') {
@@ -162,6 +177,8 @@ export class FieldStructure {
       throw rpcError('CONFLICT', `Table "${category.name}" already has a field named "${name}"`)
     }
     const options = await this.fieldOptions(category, type, input.options)
+    if (input.encrypted)
+      options.encryption = await this.encryptionOf(type, input.encryptionPassword)
     const stored = storageOf({ type, options }) !== 'none' && !SYSTEM_COLUMNS[type]
     const fieldId = await this.stamps.write(async ({ trx, stamp }) => {
       // Bumped first: the table's row lock makes two fields created at once in one table pick
@@ -264,10 +281,37 @@ export class FieldStructure {
     return { category: found.category, field }
   }
 
+  /** An encrypted field's setup: a type that holds text, and a password. */
+  private async encryptionOf(type: FieldType, password: string | undefined) {
+    if (!ENCRYPTABLE_TYPES.includes(type))
+      throw rpcError(
+        'INVALID_PARAMETER',
+        `Invalid parameter encrypted: a ${type} field cannot be encrypted (${ENCRYPTABLE_TYPES.join(', ')} can)`,
+        { field: 'encrypted' }
+      )
+    this.encryption.checkPassword(password, 'encryptionPassword')
+    return this.encryption.setup(password)
+  }
+
+  /** What updateField may change of an encrypted field: not its type nor its encryption. */
+  private checkEncryptedUpdate(field: FieldDef, input: FieldInput, type: FieldType) {
+    if (input.encrypted !== undefined && input.encrypted !== isEncrypted(field))
+      throw invalid('Invalid parameter encrypted: a field is encrypted (or not) from its creation')
+    if (input.newEncryptionPassword !== undefined && !isEncrypted(field))
+      throw invalid(`Invalid parameter newEncryptionPassword: field ${field.id} is not encrypted`)
+    if (isEncrypted(field) && type !== field.type)
+      throw invalid(`Invalid parameter type: field ${field.id} is encrypted, its type stays`)
+    if (input.newEncryptionPassword === undefined) return null
+    this.encryption.checkPassword(input.encryptionPassword, 'encryptionPassword')
+    this.encryption.checkPassword(input.newEncryptionPassword, 'newEncryptionPassword')
+    return { from: input.encryptionPassword, to: input.newEncryptionPassword }
+  }
+
   async updateField(actor: Actor, fieldId: number, input: FieldInput) {
     const { category, field } = await this.field(fieldId)
     await this.access.forCategory(actor, category.id, 'admin', input.b_o)
     const type = input.type ? this.fieldType(input.type) : field.type
+    const passwordChange = this.checkEncryptedUpdate(field, input, type)
     const options = await this.fieldOptions(
       category,
       type,
@@ -309,6 +353,15 @@ export class FieldStructure {
           .schema.dropTableIfExists(`${sideTableName(category.id, field.id)}_old`)
     }
     await this.stamps.write(async ({ trx, stamp }) => {
+      // A new password re-encrypts every value in this transaction, with the field's new setup.
+      if (passwordChange)
+        options.encryption = await this.encryption.rekey(
+          trx,
+          category,
+          field,
+          passwordChange.from,
+          passwordChange.to
+        )
       await trx
         .from('table_fields')
         .where('id', field.id)

@@ -207,6 +207,12 @@ export class PivotService {
     alias: string
   ): Axis {
     const kind = kindOf(field)
+    if (field.options.encryption)
+      throw rpcError(
+        'ENCRYPTED_FIELD_UNSEARCHABLE',
+        `Field "${field.name}" (${field.id}) is encrypted: it cannot group a pivot`,
+        { field: name, fieldId: field.id }
+      )
     if (!GROUPABLE.has(kind))
       throw invalid(name, `field "${field.name}" (${field.type}) cannot group a pivot`)
     if (kind === 'multi' || kind === 'link') {

@@ -1,8 +1,11 @@
 import { inject } from '@adonisjs/core'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
+import { isTmp } from '../lib/row_sql.js'
 import { asObject } from '../lib/wire.js'
 import { CellWriter, type CellInput } from './cell_writer.js'
+import { FieldEncryption, isEncrypted, type UnlockedFields } from './field_encryption.js'
+import { MetaService } from './meta_service.js'
 import { RowDeletes, type DeleteOptions } from './row_deletes.js'
 import { RowWriter, type RowWrite, type WriteOptions, type WriteResult } from './row_writer.js'
 import { TableAccess } from './table_access.js'
@@ -16,12 +19,16 @@ export type UpdateValueResult = Pick<
   'categoryId' | 'newRows' | 'created' | 'modified' | 'formLastModified'
 >
 
+const given = (value: unknown) => value !== undefined && value !== null && value !== ''
+
 /** Options every row write operation passes on. */
 interface RowsInput {
   b_o?: string
   catId?: number
   linkSeparator?: string
   bypassUrlTrigger?: boolean
+  /** {fieldId: password} (JSON): the encrypted fields this write may write (FieldEncryption). */
+  encryptedFieldPasswords?: unknown
 }
 
 /**
@@ -35,14 +42,51 @@ export class RowsService {
     private access: TableAccess,
     private cells: CellWriter,
     private writer: RowWriter,
-    private deletes: RowDeletes
+    private deletes: RowDeletes,
+    private meta: MetaService,
+    private encryption: FieldEncryption
   ) {}
 
+  /**
+   * The encrypted fields a write unlocks (encryptedFieldPasswords), read once the caller is known
+   * to may write the table: a stranger learns nothing of a password. Absent: none.
+   */
+  private async unlock(
+    actor: Actor,
+    categoryId: number,
+    b_o: unknown,
+    passwords: unknown
+  ): Promise<UnlockedFields | undefined> {
+    if (!given(passwords)) return undefined
+    const { category } = await this.access.forCategory(actor, categoryId, 'write', b_o)
+    return this.encryption.unlock(category, passwords)
+  }
+
+  /**
+   * The table of a row write that unlocks fields: catId, else its first field named, else its
+   * first server row id (as RowWriter infers it). Without passwords RowWriter infers it.
+   */
+  private async categoryOf(input: RowsInput, writes: RowWrite[]) {
+    if (input.catId || !given(input.encryptedFieldPasswords)) return input.catId || undefined
+    const first = writes.find((write) => Object.keys(write.values).length || !isTmp(write.key))
+    const fieldId = first ? Object.keys(first.values)[0] : undefined
+    return this.access.inferCategory(fieldId ? { fieldId } : { rowId: first?.key })
+  }
+
   /** updateTableValue and the socket's update table value: one cell; a `tmp` rowId creates a row. */
-  async updateValue(actor: Actor, input: CellInput): Promise<UpdateValueResult> {
+  async updateValue(
+    actor: Actor,
+    input: CellInput & { encryptedFieldPasswords?: unknown }
+  ): Promise<UpdateValueResult> {
     const categoryId = await this.access.inferCategory({ fieldId: input.fieldId })
-    input = { ...input, operation: input.operation ?? 'updateTableValue' }
-    if (await this.cells.write(actor, categoryId, input))
+    const { encryptedFieldPasswords, ...cell } = input
+    input = { ...cell, operation: input.operation ?? 'updateTableValue' }
+    const unlocked = await this.unlock(actor, categoryId, input.b_o, encryptedFieldPasswords)
+    // An encrypted cell is sealed by RowWriter (FieldEncryption.sealWrite), never by CellWriter.
+    // The cached metadata is CellWriter's own (no query); stale, CellWriter declines anyway.
+    const found = this.meta.cached(categoryId)
+    const field = found?.category.fields.find((candidate) => candidate.id === input.fieldId)
+    if (!(field && isEncrypted(field)) && (await this.cells.write(actor, categoryId, input)))
       return {
         categoryId,
         newRows: [],
@@ -59,6 +103,7 @@ export class RowsService {
         bypassUrlTrigger: input.bypassUrlTrigger,
         source: input.source,
         operation: input.operation,
+        unlocked,
       }
     )
   }
@@ -68,33 +113,50 @@ export class RowsService {
     return this.writer.write(actor, writes, options)
   }
 
-  /** createOrUpdateTableRow: one row, `fieldValues` {fieldId: value}. */
-  writeRow(
+  /**
+   * createOrUpdateTableRow: one row, `fieldValues` {fieldId: value}. Its answer's `rows` show
+   * encrypted cells as reads do: plaintext when unlocked, else masked.
+   */
+  async writeRow(
     actor: Actor,
     input: RowsInput & { rowId: string; fieldValues?: Record<string, unknown> }
   ) {
-    return this.writer.write(actor, [{ key: input.rowId, values: input.fieldValues ?? {} }], {
-      categoryId: input.catId || undefined,
+    const writes = [{ key: input.rowId, values: input.fieldValues ?? {} }]
+    const categoryId = await this.categoryOf(input, writes)
+    const unlocked = categoryId
+      ? await this.unlock(actor, categoryId, input.b_o, input.encryptedFieldPasswords)
+      : undefined
+    const result = await this.writer.write(actor, writes, {
+      categoryId,
       b_o: input.b_o,
       linkSeparator: input.linkSeparator,
       bypassUrlTrigger: input.bypassUrlTrigger,
       operation: 'createOrUpdateTableRow',
+      unlocked,
     })
+    const found = await this.meta.category(result.categoryId)
+    const rows = result.rows
+    if (found) this.encryption.revealCells(found.category, rows, unlocked)
+    return { ...result, rows }
   }
 
   /** createOrUpdateTableRows: `rows` {rowId: {fieldId: value}}; each row's values in any object form. */
-  writeRows(actor: Actor, input: RowsInput & { rows: Record<string, unknown> }) {
+  async writeRows(actor: Actor, input: RowsInput & { rows: Record<string, unknown> }) {
     const writes = Object.entries(input.rows).map(([key, values]) => ({
       key,
       values: asObject(values, `rows[${key}]`),
     }))
     if (writes.length === 0) throw rpcError('MISSING_PARAMETER', 'Missing parameter: rows')
+    const categoryId = await this.categoryOf(input, writes)
     return this.writer.write(actor, writes, {
-      categoryId: input.catId || undefined,
+      categoryId,
       b_o: input.b_o,
       linkSeparator: input.linkSeparator,
       bypassUrlTrigger: input.bypassUrlTrigger,
       operation: 'createOrUpdateTableRows',
+      unlocked: categoryId
+        ? await this.unlock(actor, categoryId, input.b_o, input.encryptedFieldPasswords)
+        : undefined,
     })
   }
 

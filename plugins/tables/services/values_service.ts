@@ -7,6 +7,7 @@ import { StampService } from '#core/services/stamp_service'
 import { formatDateTime, rowTableName, serializeCell, type FieldDef } from '../lib/field_types.js'
 import { BookTablesService } from './book_tables_service.js'
 import { CommentsService } from './comments_service.js'
+import { FieldEncryption, type UnlockedFields } from './field_encryption.js'
 import { HistoryService } from './history_service.js'
 import { FilterCompiler } from '../lib/filter_compiler.js'
 import { MetaService, type CategoryMeta, type TabMeta } from './meta_service.js'
@@ -29,6 +30,8 @@ export interface PageInput {
   getAllViews?: boolean
   getDependencies?: boolean
   maxComments?: number
+  /** {fieldId: password}: encrypted fields shown in clear (FieldEncryption), others masked. */
+  encryptedFieldPasswords?: unknown
 }
 
 /** `lastModifiedAfter` (unix seconds or a date) in the stored form of updated_at; null when not a date. */
@@ -53,7 +56,8 @@ export class ValuesService {
     private access: TableAccess,
     private history: HistoryService,
     private rowSelection: RowSelection,
-    private bookTables: BookTablesService
+    private bookTables: BookTablesService,
+    private encryption: FieldEncryption
   ) {}
 
   // ---- getTableValues -----------------------------------------------------
@@ -144,12 +148,14 @@ export class ValuesService {
           .map((id) => category.fields.find((field) => field.id === id)!)
           .filter(Boolean)
       : category.fields
+    const unlocked = await this.encryption.unlock(category, input.encryptedFieldPasswords)
     const selection = await this.rowSelection.selection(scope, actor, input.filterRowIds)
     const offset = Math.max(0, input.offset ?? 0)
     const limit = input.getAllViews
       ? (input.maxRows ?? null)
       : Math.max(0, input.maxRows ?? DEFAULT_MAX_ROWS)
     const rows = await this.rowSelection.selectRows(category, selection, { offset, limit })
+    this.encryption.reveal(category, rows, unlocked)
     const users = await this.comments.attach(
       category,
       fields,
@@ -296,10 +302,12 @@ export class ValuesService {
       maxRows?: number
       offset?: number
       lastModifiedAfter?: string
+      encryptedFieldPasswords?: unknown
     }
   ) {
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
+    const unlocked = await this.encryption.unlock(scope.category, input.encryptedFieldPasswords)
     const selection = await this.rowSelection.selection(
       scope,
       actor,
@@ -313,6 +321,7 @@ export class ValuesService {
       offset,
       limit: input.maxRows || DEFAULT_MAX_ROWS,
     })
+    this.encryption.reveal(scope.category, rows, unlocked)
     return {
       sstamp,
       catId: scope.category.id,
@@ -336,10 +345,12 @@ export class ValuesService {
       pageSize?: number
       page?: number
       getTableInfo?: boolean
+      encryptedFieldPasswords?: unknown
     }
   ) {
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
+    const unlocked = await this.encryption.unlock(scope.category, input.encryptedFieldPasswords)
     const pageSize = input.pageSize || 100
     const page = Math.max(1, input.page || 1)
     const rowIds = input.rowIds ?? []
@@ -348,6 +359,7 @@ export class ValuesService {
       offset: (page - 1) * pageSize,
       limit: pageSize,
     })
+    this.encryption.reveal(scope.category, rows, unlocked)
     await this.history.attach(scope.category, scope.category.fields, rows)
     const out: Record<string, unknown> = {
       sstamp,
@@ -376,11 +388,18 @@ export class ValuesService {
   /** getTableValueSubset: cells of rows `rowIds` (in that order) and fields `fieldIds`. */
   async subset(
     actor: Actor | null,
-    input: { catId: number; b_o?: string; fieldIds: number[]; rowIds: number[] }
+    input: {
+      catId: number
+      b_o?: string
+      fieldIds: number[]
+      rowIds: number[]
+      encryptedFieldPasswords?: unknown
+    }
   ) {
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
-    const tableValues = await this.cells(scope, input.fieldIds, input.rowIds)
+    const unlocked = await this.encryption.unlock(scope.category, input.encryptedFieldPasswords)
+    const tableValues = await this.cells(scope, input.fieldIds, input.rowIds, unlocked)
     return { sstamp, catId: scope.category.id, tableValues }
   }
 
@@ -412,7 +431,12 @@ export class ValuesService {
     return cells
   }
 
-  private async cells(scope: TableScope, fieldIds: number[], rowIds: number[]) {
+  private async cells(
+    scope: TableScope,
+    fieldIds: number[],
+    rowIds: number[],
+    unlocked: UnlockedFields
+  ) {
     const fields = fieldIds.map((id) => {
       const field = scope.category.fields.find((candidate) => candidate.id === id)
       if (!field)
@@ -427,6 +451,7 @@ export class ValuesService {
       const rows = await db
         .from(rowTableName(scope.category.id))
         .whereIn('id', rowIds.slice(i, i + 1000))
+      this.encryption.reveal(scope.category, rows, unlocked)
       for (const row of rows) byId.set(Number(row.id), row)
     }
     return rowIds

@@ -17,6 +17,12 @@ import { TABLE_LIMITS } from '../lib/limits.js'
  */
 export const ownerField = { b_o: text().optional() }
 
+/**
+ * encryptedFieldPasswords ({fieldId: password}, JSON or an object): the encrypted fields a read
+ * shows or a write writes (services/field_encryption.ts reads it, so its noks name it).
+ */
+export const unlockField = { encryptedFieldPasswords: vine.any().optional() }
+
 /** A row or form token (the token operations, no session): a non-blank text of bounded length. */
 export const tokenField = { token: text().maxLength(200) }
 
@@ -56,6 +62,10 @@ export const fieldFields = {
   order: int().optional(),
   readOnly: flag().optional(),
   options: object().optional(),
+  // Encrypted fields (README "Encrypted fields"): passwords are taken as sent, never trimmed.
+  encrypted: flag().optional(),
+  encryptionPassword: vine.string().optional(),
+  newEncryptionPassword: vine.string().optional(),
 }
 
 /** A view's definition: createView and updateView take the same parameters. */
