@@ -1,6 +1,7 @@
 import type { PluginRoutes } from '#core/plugins/define_plugin'
 
 const AndroidDeviceController = () => import('./http/android_device_controller.js')
+const AndroidGatewayController = () => import('./http/android_gateway_controller.js')
 const WebPushKeyController = () => import('./http/web_push_key_controller.js')
 const MailInController = () => import('./http/mail_in_controller.js')
 
@@ -14,9 +15,18 @@ const registerGatewayRoutes: PluginRoutes = (router) => {
     .group(() => {
       router.post('/device', [AndroidDeviceController, 'register']).as('device.register')
       router.patch('/device', [AndroidDeviceController, 'update']).as('device.update')
+      router.get('/message', [AndroidGatewayController, 'messages']).as('message.list')
+      router.patch('/message', [AndroidGatewayController, 'updateStates']).as('message.states')
+      router.get('/events', [AndroidGatewayController, 'events']).as('events')
+      router.get('/webhooks', [AndroidGatewayController, 'webhooks']).as('webhooks')
     })
     .prefix('/api/mobile/v1')
     .as('gateways.android')
+
+  // Where the app posts the webhooks GET /webhooks lists (README, "SMS Gateway for Android").
+  router
+    .post('/gateways/android/webhook/:deviceId', [AndroidGatewayController, 'webhook'])
+    .as('gateways.android.webhook')
 
   // The VAPID public key browsers subscribe with (README, "Web Push").
   router

@@ -25,7 +25,7 @@ const validator = vine.compile(
  * is not part of the message; a b_c given, or a gateway fixed to one book,
  * leaves the text whole.
  */
-function withoutBookWord(input: { msg?: string; b_c?: string }, actor: Actor) {
+export function withoutBookWord(input: { msg?: string; b_c?: string }, actor: Actor) {
   const word = /^\s*(\S+)\s*([\s\S]*)$/.exec(input.msg ?? '')
   if (input.b_c || actor.restrictions.carnet_code || !word) return input
   return { b_c: word[1], msg: word[2] }

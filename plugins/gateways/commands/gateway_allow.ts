@@ -1,11 +1,14 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
-/** Allows a phone number to register as an SMS gateway, optionally fixing the book its messages go to. */
+/**
+ * Allows a phone number to register as an SMS gateway, optionally fixing the
+ * book its messages go to and tying an SMS Gateway for Android phone to it.
+ */
 export default class GatewayAllow extends BaseCommand {
   static commandName = 'gateway:allow'
   static description =
-    'Allow a phone number to register as an SMS gateway (registerSMSGateway), optionally fixing its book'
+    'Allow a phone number to register as an SMS gateway (registerSMSGateway), optionally fixing its book and tying an SMS Gateway for Android phone to it'
   static options: CommandOptions = { startApp: true }
 
   @args.string({
@@ -15,6 +18,12 @@ export default class GatewayAllow extends BaseCommand {
 
   @flags.string({ description: 'The book every message of this gateway goes to: <b_o>/<b_c>' })
   declare book?: string
+
+  @flags.string({
+    description:
+      'The id of an SMS Gateway for Android phone (registered at /api/mobile/v1/device) that serves this number',
+  })
+  declare device?: string
 
   async run() {
     // Imported here: listing the commands must not load the application's services.
@@ -36,10 +45,25 @@ export default class GatewayAllow extends BaseCommand {
       this.logger.success(
         `${allowed.phone} may register as an SMS gateway${book ? `, its messages going to ${book.b_o}/${book.b_c}` : ''}`
       )
+      if (this.device !== undefined) await this.tieDevice(this.device, allowed.phone)
     } catch (error) {
       if (!(error instanceof RpcError)) throw error
       this.logger.error(error.message)
       this.exitCode = 1
     }
+  }
+
+  private async tieDevice(deviceId: string, phone: string) {
+    const { AndroidDeviceService } = await import('../services/android_device_service.js')
+    const { SmsGatewayService } = await import('../services/sms_gateway_service.js')
+    const gateways = await this.app.container.make(SmsGatewayService)
+    const gateway = await gateways.find(phone)
+    const devices = await this.app.container.make(AndroidDeviceService)
+    if (!(await devices.tie(deviceId.trim(), Number(gateway.id)))) {
+      this.logger.error(`No SMS Gateway for Android device has the id ${deviceId}`)
+      this.exitCode = 1
+      return
+    }
+    this.logger.success(`The phone ${deviceId} now sends and receives the SMS of ${phone}`)
   }
 }

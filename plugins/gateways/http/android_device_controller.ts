@@ -2,6 +2,8 @@ import type { HttpContext } from '@adonisjs/core/http'
 import app from '@adonisjs/core/services/app'
 import BodyParserMiddleware from '@adonisjs/core/bodyparser_middleware'
 import vine, { errors as vineErrors } from '@vinejs/vine'
+import { RpcError } from '#core/rpc/errors'
+import { statusOfRpcError } from '../services/android_gateway_service.js'
 import {
   AndroidDeviceService,
   DeviceApiError,
@@ -25,7 +27,7 @@ const updateValidator = vine.compile(
 let parser: BodyParserMiddleware | null = null
 
 /** The JSON body (AdonisJS's body parser, run for these routes only); a 400 when unreadable. */
-async function bodyOf(ctx: HttpContext): Promise<unknown> {
+export async function bodyOf(ctx: HttpContext): Promise<unknown> {
   parser ??= await app.container.make(BodyParserMiddleware)
   try {
     await parser.handle(ctx, async () => {})
@@ -35,10 +37,21 @@ async function bodyOf(ctx: HttpContext): Promise<unknown> {
   return ctx.request.body()
 }
 
-/** The app reads `message` of an error body (its server's ErrorResponse). */
-function refuse(ctx: HttpContext, error: unknown) {
+/**
+ * The app reads `message` of an error body (its server's ErrorResponse). A
+ * refusal of api.php's kind (a received SMS refused as a gateway's sendMsg
+ * would be) also names its code.
+ */
+export function refuse(ctx: HttpContext, error: unknown) {
   if (error instanceof DeviceApiError) {
     return ctx.response.status(error.status).json({ message: error.message })
+  }
+  if (error instanceof RpcError) {
+    const retryAfter = error.extra.retryAfter
+    if (retryAfter !== undefined) ctx.response.header('Retry-After', String(retryAfter))
+    return ctx.response
+      .status(statusOfRpcError(error))
+      .json({ message: error.message, code: error.code })
   }
   if (error instanceof vineErrors.E_VALIDATION_ERROR) {
     const [first] = error.messages as { message: string }[]

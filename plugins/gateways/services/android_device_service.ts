@@ -21,6 +21,8 @@ export interface AndroidDevice {
   id: string
   name: string
   pushToken: string | null
+  /** The gateway number it serves (gateway:allow --device), null until an administrator ties it. */
+  gatewayId: number | null
 }
 
 const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-'
@@ -39,6 +41,13 @@ function sameSecret(given: string, expected: string) {
   return timingSafeEqual(a, b)
 }
 
+const deviceOf = (row: Record<string, any>): AndroidDevice => ({
+  id: row.id,
+  name: row.name,
+  pushToken: row.push_token,
+  gatewayId: row.gateway_id === null ? null : Number(row.gateway_id),
+})
+
 /** The bearer token of an Authorization header, or ''. */
 export function bearerOf(header: string | undefined) {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
@@ -48,8 +57,9 @@ export function bearerOf(header: string | undefined) {
 /**
  * The device API of the SMS Gateway for Android app in private-server mode
  * (paths and shapes of its own server, capcom6/sms-gateway): registration
- * with the private token (GATEWAYS_ANDROID_PRIVATE_TOKEN), and the device's
- * push token update with the token registration gave it.
+ * with the private token (GATEWAYS_ANDROID_PRIVATE_TOKEN), the device's
+ * push token update with the token registration gave it, and the tie to a
+ * gateway number (AndroidGatewayService serves the rest of the API).
  */
 @inject()
 export class AndroidDeviceService {
@@ -85,7 +95,13 @@ export class AndroidDeviceService {
   async authenticate(token: string): Promise<AndroidDevice> {
     const row = token ? await db.from(TABLE).where('token_hash', hashKey(token)).first() : null
     if (!row) throw new DeviceApiError(401, 'Unauthorized')
-    return { id: row.id, name: row.name, pushToken: row.push_token }
+    return deviceOf(row)
+  }
+
+  /** A device by id (its webhooks name it in their URL), or null. */
+  async byId(id: string): Promise<AndroidDevice | null> {
+    const row = await db.from(TABLE).where('id', id).first()
+    return row ? deviceOf(row) : null
   }
 
   /** PATCH /device: the device's push token; the id must be the authenticated device's (403). */
@@ -99,5 +115,18 @@ export class AndroidDeviceService {
 
   find(id: string) {
     return db.from(TABLE).where('id', id).first()
+  }
+
+  /**
+   * An administrator ties a registered phone to an allowed gateway number
+   * (gateway:allow --device): it then sends that gateway's SMS and its
+   * received SMS go where that gateway's go. False when no device has the id.
+   */
+  async tie(deviceId: string, gatewayId: number): Promise<boolean> {
+    const updated = await db
+      .from(TABLE)
+      .where('id', deviceId)
+      .update({ gateway_id: gatewayId, updated_at: dbTimestamp() })
+    return Number(updated) > 0
   }
 }

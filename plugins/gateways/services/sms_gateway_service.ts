@@ -48,6 +48,13 @@ const TOUCH_INTERVAL_MS = 60_000
 const pair = (owner: unknown, code: unknown): BookPair | null =>
   owner && code ? { b_o: String(owner), b_c: String(code) } : null
 
+/** A gateway row as the principal of its requests: the administrator's book, else the registration's. */
+const gatewayOf = (row: Record<string, any>): SmsGateway => ({
+  id: Number(row.id),
+  phone: row.phone,
+  book: pair(row.book_owner, row.book_code) ?? pair(row.session_book_owner, row.session_book_code),
+})
+
 /**
  * SMS gateways (spec 4.A.2, 5.A.6): an administrator allows a number
  * (gateway:allow), the phone registers (registerSMSGateway) and gets a
@@ -201,6 +208,15 @@ export class SmsGatewayService implements GatewayAuthenticator {
     return { phone, book }
   }
 
+  /**
+   * An allowed gateway by id, as authenticate() answers it (null once it is
+   * no longer allowed): a phone of the Android app tied to it acts as it.
+   */
+  async byId(id: number): Promise<SmsGateway | null> {
+    const row = await db.from(TABLE).where('id', id).where('allowed', true).first()
+    return row ? gatewayOf(row) : null
+  }
+
   /** A gateway's row by number (the console and the command show it). */
   async find(rawPhone: string) {
     const phone = this.phoneOf(rawPhone, 'phone')
@@ -231,12 +247,7 @@ export class SmsGatewayService implements GatewayAuthenticator {
     }
     await this.limits.gateway(row.phone)
     this.touch(Number(row.id))
-    return {
-      id: Number(row.id),
-      phone: row.phone,
-      book:
-        pair(row.book_owner, row.book_code) ?? pair(row.session_book_owner, row.session_book_code),
-    }
+    return gatewayOf(row)
   }
 
   /** Records the gateway's last use, at most once a minute (never in the request's way). */

@@ -212,29 +212,37 @@ export class SmsOutboxService {
   }
 
   /**
-   * The gateway's reports. Every id must be one of its SMS (NOT_FOUND
-   * otherwise, nothing written); a report that would move a final state
-   * back (delivered, failed) is ignored, so repeats are harmless.
+   * The gateway's reports. Every id must be one of its SMS: otherwise
+   * NOT_FOUND and nothing written, or, with `unknown: 'skip'` (the Android
+   * app's reports: its own server ignores ids it does not know), those are
+   * skipped. A report that would move a final state back (delivered,
+   * failed) is ignored, so repeats are harmless.
    */
-  async ack(gatewayId: number, acks: SmsAck[]): Promise<{ updated: number }> {
-    if (acks.length === 0) return { updated: 0 }
+  async ack(
+    gatewayId: number,
+    acks: SmsAck[],
+    options: { unknown: 'refuse' | 'skip' } = { unknown: 'refuse' }
+  ): Promise<{ updated: number }> {
     const ids = [...new Set(acks.map((item) => item.id))]
+    if (ids.length === 0) return { updated: 0 }
     const owned = await db
       .from(TABLE)
       .whereIn('id', ids)
       .where('gateway_id', gatewayId)
       .select('id')
-    if (owned.length !== ids.length) {
-      const known = new Set(owned.map((row) => Number(row.id)))
+    const known = new Set(owned.map((row) => Number(row.id)))
+    if (owned.length !== ids.length && options.unknown === 'refuse') {
       const unknown = ids.filter((id) => !known.has(id))
       throw rpcError('NOT_FOUND', `Not an SMS of this gateway: ${unknown.join(', ')}`, {
         field: 'ids',
       })
     }
+    const mine = acks.filter((item) => known.has(item.id))
+    if (mine.length === 0) return { updated: 0 }
     const now = Date.now()
     return this.stamps.write(async ({ trx }) => {
       let updated = 0
-      for (const item of acks) {
+      for (const item of mine) {
         updated += Number(
           await trx
             .from(TABLE)
