@@ -12,6 +12,7 @@ import { COMPUTED_TYPES, rowTableName, serializeCell, type FieldDef } from '../l
 import { asIdList } from '../lib/wire.js'
 import { MetaService, type CategoryMeta, type ViewMeta } from './meta_service.js'
 import { HistoryService } from './history_service.js'
+import { FieldEncryption } from './field_encryption.js'
 import { RowWriter } from './row_writer.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess } from './table_access.js'
@@ -99,7 +100,8 @@ export class TableTokensService {
     private meta: MetaService,
     private writer: RowWriter,
     private users: UserService,
-    private history: HistoryService
+    private history: HistoryService,
+    private encryption: FieldEncryption
   ) {
     const limiters = tokenLimiters()
     this.perToken = limiters.perToken
@@ -372,6 +374,8 @@ export class TableTokensService {
     if (!state) throw rpcError('TOKEN_INVALID', 'The row of this token is gone')
     // Activity cells are read beside the row, as getTableRows reads them.
     await this.history.attach(grant.category, grant.fields, [state])
+    // A token unlocks no encrypted field: its cells answer masked (README "Encrypted fields").
+    this.encryption.reveal(grant.category, [state])
     const fields: Record<string, unknown> = {}
     for (const field of grant.fields) fields[String(field.id)] = serializeCell(field, state)
     return {

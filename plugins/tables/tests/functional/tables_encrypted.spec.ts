@@ -386,6 +386,28 @@ test.group('tables: encrypted fields', (group) => {
     )
   })
 
+  test('a row token sees the encrypted cell masked and cannot write it', async ({ assert }) => {
+    const { token } = ok(
+      await fx.call('createTableToken', {
+        b_o: fx.book.b_o,
+        catId: fx.catId,
+        rowId: String(fx.rowId),
+      })
+    )
+    const anon = caller(null)
+    const read = ok(await anon('getTableRowByToken', { token }))
+    assert.equal(read.row.fields[String(fx.secret)].value, ENCRYPTED_MASK)
+    assert.equal(read.row.fields[String(fx.plain)].value, 'first')
+    const before = await stored(fx)
+    const refused = await anon('updateTableRowByToken', {
+      token,
+      fieldValues: JSON.stringify({ [fx.plain]: 'by token', [fx.secret]: 'by token' }),
+    })
+    assert.equal(refused.errorCode, 'ENCRYPTED_FIELD_LOCKED')
+    assert.equal(await stored(fx), before)
+    assert.equal((await cellsOf(fx))(fx.rowId, fx.plain), 'first')
+  })
+
   test('rights: a stranger, a reader, a writer, restricted and read-only sessions', async ({
     assert,
   }) => {
