@@ -28,7 +28,7 @@ export class MailFiles {
   constructor(private media: MediaService) {}
 
   /**
-   * Stores every non-empty attachment. An image whose Content-ID the HTML
+   * Stores the attachments (none empty). An image whose Content-ID the HTML
    * references (`cid:`) is an inline image (its emailCid). One the media
    * checks refuse refuses the mail, and those stored before it are removed.
    */
@@ -36,7 +36,6 @@ export class MailFiles {
     const files: MailFile[] = []
     try {
       for (const attachment of attachments) {
-        if (attachment.content.length === 0) continue
         const stored = await this.storeOne(attachment)
         const cid = attachment.cid?.trim() ?? ''
         const inline = cid !== '' && stored.kind === 'image' && html.includes(`cid:${cid}`)
@@ -70,8 +69,8 @@ export class MailFiles {
 
   /**
    * Records the files as the message's (in its transaction `client`) and
-   * answers the message's medias column and counts: inline images count
-   * among nbMedias and in nbEmailCids.
+   * answers the message's medias column and counts (inline images count
+   * among nbMedias and in nbEmailCids), and the id of the last image.
    */
   async record(
     files: MailFile[],
@@ -100,20 +99,16 @@ export class MailFiles {
       })
     }
     const nbDocs = medias.filter((media) => media.type === 'doc').length
+    const images = medias.filter((_media, index) => files[index].stored.kind === 'image')
     return {
-      medias: medias.length > 0 ? JSON.stringify(medias) : null,
-      nb_medias: medias.length - nbDocs,
-      nb_docs: nbDocs,
-      nb_email_cids: medias.filter((media) => media.emailCid !== '').length,
+      columns: {
+        medias: medias.length > 0 ? JSON.stringify(medias) : null,
+        nb_medias: medias.length - nbDocs,
+        nb_docs: nbDocs,
+        nb_email_cids: medias.filter((media) => media.emailCid !== '').length,
+      },
+      lastImage: images.at(-1)?.id ?? null,
     }
-  }
-
-  /** The last image among the recorded files (the book's lastMedia, as fileUpload sets it). */
-  lastImage(files: MailFile[], medias: string | null): number | null {
-    if (medias === null) return null
-    const entries = JSON.parse(medias) as MediaEntry[]
-    const index = files.findLastIndex((file) => file.stored.kind === 'image')
-    return index === -1 ? null : entries[index].id
   }
 
   /** Removes stored files of a mail that was not stored (their rows, if any, were rolled back). */

@@ -10,12 +10,12 @@ import type ApiSession from '#models/api_session'
 import { NO_RESTRICTIONS } from '#models/api_session'
 import User from '#models/user'
 import { MAX_MSG_LENGTH } from '#plugins/books/services/message_writer'
-import { MessageService } from '#plugins/books/services/message_service'
+import { MessageService, type SendResult } from '#plugins/books/services/message_service'
 import { BookAccessService, type BookRef } from '#plugins/books/services/book_access_service'
 import { BookService } from '#plugins/books/services/book_service'
 import gatewaysConfig from '../../config.js'
 import { bookAddress, bookPairsOf, isAtMailDomain, type BookCodes } from './mail_address.js'
-import { MailFiles, type MailFile } from './mail_files.js'
+import { MailFiles } from './mail_files.js'
 import { sanitizeMailHtml } from './mail_html.js'
 import { MailInLimits } from './mail_in_limits.js'
 import { MailInLog, type MailLogEntry, type MailOutcome } from './mail_in_log.js'
@@ -79,7 +79,7 @@ export class MailInService {
    * read to its end and refused) and stores it, once per Message-ID and
    * book. Throws MailRefusal when it is not stored.
    */
-  async ingest(input: Readable | Buffer, envelope: MailEnvelope): Promise<MailStored> {
+  async ingest(input: Readable, envelope: MailEnvelope): Promise<MailStored> {
     const seen: Seen = {
       source: envelope.source,
       sender: null,
@@ -103,7 +103,7 @@ export class MailInService {
     }
   }
 
-  private async store(input: Readable | Buffer, seen: Seen) {
+  private async store(input: Readable, seen: Seen) {
     const raw = await readLimited(input, seen)
     const mail = await parse(raw)
     const from = mail.from?.value.find((address) => address.address)?.address
@@ -130,13 +130,15 @@ export class MailInService {
 
     const html = mail.html ? sanitizeMailHtml(mail.html) : ''
     const text = (mail.text ?? '').trim()
-    const files = await this.files.store(mail.attachments, html)
-    if (!seen.subject && !text && !html && files.length === 0) {
+    const attachments = mail.attachments.filter((attachment) => attachment.content.length > 0)
+    if (!seen.subject && !text && !html && attachments.length === 0) {
       throw new MailRefusal('MAIL_UNPARSABLE', 'The message is empty')
     }
-    let medias: string | null = null
+    const files = await this.files.store(attachments, html)
+    let lastImage: number | null = null
+    let sent: SendResult
     try {
-      const sent = await this.messages.sendWithin(
+      sent = await this.messages.sendWithin(
         actor,
         {
           b_o: book.b_o,
@@ -148,22 +150,20 @@ export class MailInService {
           nbMedias: files.length,
         },
         async (trx, row) => {
-          const changes = await this.files.record(
+          const recorded = await this.files.record(
             files,
             actor.user.id,
             { bookId: book.id, smid: Number(row.smid) },
             trx
           )
-          medias = changes.medias
+          lastImage = recorded.lastImage
           await this.journal.add(
             { ...seen, outcome: 'stored', smid: Number(row.smid), dedupeKey },
             trx
           )
-          return changes
+          return recorded.columns
         }
       )
-      await this.markLastImage(book, files, medias)
-      return { outcome: 'stored' as const, smid: sent.smid, book: codesOf(book) }
     } catch (error) {
       await this.files.discard(files)
       // The same mail stored meanwhile by another delivery (the log's unique key refused this one).
@@ -171,6 +171,8 @@ export class MailInService {
       if (winner !== null) return this.duplicate(seen, book, winner)
       throw refusalOf(error)
     }
+    await this.markLastImage(book, lastImage)
+    return { outcome: 'stored' as const, smid: sent.smid, book: codesOf(book) }
   }
 
   private async duplicate(seen: Seen, book: BookRef, smid: number): Promise<MailStored> {
@@ -223,8 +225,7 @@ export class MailInService {
   }
 
   /** The book's cover follows its last image, as after a fileUpload (not part of the message's write). */
-  private async markLastImage(book: BookRef, files: MailFile[], medias: string | null) {
-    const image = this.files.lastImage(files, medias)
+  private async markLastImage(book: BookRef, image: number | null) {
     if (image === null) return
     await this.books.setLastMedia(book.id, image).catch((error) => {
       logger.warn({ err: error, bookId: book.id }, 'inbound mail: the book lastMedia was not set')
@@ -233,22 +234,17 @@ export class MailInService {
 }
 
 /** The raw message, counting its size; past the limit it is read to its end, then refused. */
-async function readLimited(input: Readable | Buffer, seen: Seen): Promise<Buffer> {
+async function readLimited(input: Readable, seen: Seen): Promise<Buffer> {
   const max = gatewaysConfig.mailIn.maxBytes
-  if (Buffer.isBuffer(input)) {
-    seen.size = input.length
-  } else {
-    const chunks: Buffer[] = []
-    for await (const chunk of input) {
-      seen.size += chunk.length
-      if (seen.size <= max) chunks.push(chunk)
-    }
-    input = Buffer.concat(chunks)
+  const chunks: Buffer[] = []
+  for await (const chunk of input) {
+    seen.size += chunk.length
+    if (seen.size <= max) chunks.push(chunk)
   }
   if (seen.size > max) {
     throw new MailRefusal('MAIL_TOO_LARGE', `The message exceeds ${max} bytes`)
   }
-  return input
+  return Buffer.concat(chunks)
 }
 
 /** mailparser reads nearly anything; a message without a single header is not mail. */
@@ -297,8 +293,6 @@ function refusalOf(error: unknown, notMember?: string): unknown {
     case 'NOT_FOUND':
       return notFound(notMember ?? error.message)
     case 'FORBIDDEN':
-    case 'READONLY_SESSION':
-    case 'RESTRICTED_SESSION':
       return new MailRefusal('MAIL_FORBIDDEN', error.message)
     case 'INVALID_PARAMETER':
       // Only lengths can be wrong in what ingest sends: the text or bodies past the books' limits.

@@ -197,6 +197,9 @@ test.group('gateways: e-mail in over SMTP (nodemailer to the listener on 127.0.0
     const store = await app.container.make(MediaStore)
     const stored = await store.stat(files[0].storage_key)
     assert.equal(stored?.size, image.length)
+    // The image is the book's last media (its cover), as after a fileUpload.
+    const bookRow = await db.from('books').where('id', row.book_id).first()
+    assert.equal(Number(bookRow.last_media), Number(files[0].id))
   })
 
   test('refusals: 550 unknown book, stranger, non-member and reader; 552 too large; nothing stored', async ({
