@@ -34,6 +34,8 @@ export class SmtpListener {
       size: max,
       authOptional: true,
       disabledCommands: ['AUTH', 'STARTTLS'],
+      // No reverse DNS of each client: nothing the decision uses, and no lookup traffic per connection.
+      disableReverseLookup: true,
       logger: false,
       onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback) {
         if (!isAtMailDomain(address.address)) {
