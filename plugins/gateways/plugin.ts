@@ -5,7 +5,7 @@ export default definePlugin({
   id: 'gateways',
   version: '0.2.0',
   description: 'SMS gateways and push devices',
-  dependsOn: ['books'],
+  dependsOn: ['books', 'tables'],
   operations: {
     registerSMSGateway: () => import('./operations/register_s_m_s_gateway.js'),
     unregisterSMSGateway: () => import('./operations/unregister_s_m_s_gateway.js'),

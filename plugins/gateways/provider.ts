@@ -15,6 +15,7 @@ import {
 import { MailInSetup } from './services/mail_in/mail_in_setup.js'
 import { PushDeviceService } from './services/push_device_service.js'
 import { PushDeliveryService } from './services/push/push_delivery_service.js'
+import { PushEventNotifications } from './services/push/push_event_notifications.js'
 import { CHANNEL_OF } from './services/push/push_providers.js'
 import { SmsGatewayService } from './services/sms_gateway_service.js'
 import { SmsOutboxService } from './services/sms_outbox_service.js'
@@ -58,6 +59,9 @@ export default class GatewaysProvider {
     outbox.registerChannel(CHANNEL_OF.apns, push.channel('apns'))
     outbox.registerChannel(CHANNEL_OF.webpush, push.channel('webpush'))
     outbox.contribute('books:message_changed', push.messageContributor())
+    const pushEvents = new PushEventNotifications(push)
+    outbox.contribute('books:member_invited', pushEvents.invitationContributor())
+    outbox.contribute('tables:comment_created', pushEvents.commentContributor())
     const mailOut = await this.app.container.make(MailOutService)
     outbox.registerChannel(MAIL_CHANNEL, mailOut.channel())
     const copies = await this.app.container.make(CopyService)

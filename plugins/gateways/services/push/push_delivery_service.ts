@@ -69,7 +69,7 @@ interface DeviceRow {
   user_prefs?: string | null
 }
 
-interface BookContext {
+export interface BookContext {
   title: string
   archived: boolean
   confidential: boolean
@@ -207,10 +207,7 @@ export class PushDeliveryService {
   }
 
   /** What a book changes in its notifications: the title shown, archived, confidential. */
-  private async bookContext(
-    client: QueryClientContract,
-    bookId: number
-  ): Promise<BookContext | null> {
+  async bookContext(client: QueryClientContract, bookId: number): Promise<BookContext | null> {
     const book = await client
       .from('books')
       .where('id', bookId)
