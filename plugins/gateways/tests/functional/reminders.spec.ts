@@ -4,6 +4,12 @@ import { waitFor } from '#tests/helpers/queue'
 import { book, client, send, share, type Client } from '#plugins/books/tests/helpers/books'
 import { uniquePhone, withPhone } from '#plugins/gateways/tests/helpers/gateways'
 import {
+  deliveriesOf,
+  fcmToken,
+  register,
+  usePushFakes,
+} from '#plugins/gateways/tests/helpers/push'
+import {
   startSmtpRelay,
   useRelay,
   type SmtpRelay,
@@ -218,4 +224,43 @@ test.group('gateways: event reminders', (group) => {
     assert.lengthOf(await reminderRows(none.createMessageId), 0)
     assert.lengthOf(await reminderRows(past.createMessageId), 0)
   })
+})
+
+test.group('gateways: event reminders to phones (alarmMobile)', (group) => {
+  const fakes = usePushFakes(group)
+
+  test('the participants’ devices get a push when the reminder is due, the others’ do not', async ({
+    assert,
+  }) => {
+    const {
+      owner,
+      target,
+      members: [bob, carol],
+    } = await sharedWith(2)
+    const token = fcmToken()
+    const ownerDevice = await register(owner, 'gcm_rid', token)
+    const bobDevice = await register(bob, 'gcm_rid', fcmToken())
+    const carolDevice = await register(carol, 'gcm_rid', fcmToken())
+    const sent = await send(owner, target, 'dentist', {
+      event: event(dueIn(1), { alarmMobile: true, remindermember: 1 }, [bob]),
+    })
+    // The message itself notifies bob and carol; the reminder's pushes are keyed by the event.
+    const reminderPushes = (deviceId: number) =>
+      deliveriesOf(deviceId).where('idempotency_key', 'like', `reminder:${sent.createMessageId}:%`)
+    for (const device of [ownerDevice, bobDevice])
+      await waitFor(
+        async () => {
+          const rows = await reminderPushes(device)
+          return rows.length === 1 && rows[0].state === 'delivered'
+        },
+        30_000,
+        `the reminder's push to device ${device}`
+      )
+    const [toOwner] = fakes.fcm.received.filter((message) => message.token === token)
+    assert.equal(toOwner.data.type, 'reminder')
+    assert.equal(toOwner.data.smid, String(sent.createMessageId))
+    assert.equal(toOwner.notification.title, 'Team')
+    assert.match(toOwner.notification.body, /^dentist, /)
+    assert.lengthOf(await reminderPushes(carolDevice), 0)
+  }).timeout(60_000)
 })
