@@ -18,4 +18,9 @@ export default definePlugin({
   },
   // Registers the `webhook` outbox channel and its part in the in-transaction topics.
   provider: () => import('./provider.js'),
+  // Console pages (/admin/webhooks): admin/routes.ts, admin/pages/*.tsx.
+  admin: {
+    nav: [{ label: 'Webhooks' }],
+    routes: () => import('./admin/routes.js'),
+  },
 })

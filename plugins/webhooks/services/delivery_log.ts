@@ -55,16 +55,23 @@ export class DeliveryLog {
     }
   }
 
-  /** One delivery again, or every failed (or cancelled) one of a subscription since a time. */
+  /**
+   * One delivery again (with webhookId: only one of that subscription's), or
+   * every failed (or cancelled) one of a subscription since a time.
+   */
   async redeliver(
     actor: Actor,
     input: { deliveryId?: number; webhookId?: number; since?: number }
   ): Promise<number[]> {
     if (input.deliveryId) {
       const row = await this.outbox.find(input.deliveryId)
-      if (!row || row.channel !== CHANNEL)
+      const webhookId = Number(row?.recipient.slice(3))
+      if (
+        !row ||
+        row.channel !== CHANNEL ||
+        (input.webhookId !== undefined && input.webhookId !== webhookId)
+      )
         throw rpcError('NOT_FOUND', `Delivery ${input.deliveryId} not found`)
-      const webhookId = Number(row.recipient.slice(3))
       const { row: subscription } = await this.webhooks.owned(actor, webhookId)
       assertActive(subscription)
       if (!(await this.outbox.redeliver(input.deliveryId)))
