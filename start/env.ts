@@ -191,7 +191,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_VAPID_SUBJECT: Env.schema.string.optional(),
   GATEWAYS_WEBPUSH_ENDPOINT_HOSTS: Env.schema.string.optional(),
   GATEWAYS_WEBPUSH_ALLOW_HTTP: Env.schema.boolean.optional(),
-  /** E-mail out (plugins/gateways/README.md): SMTP server, its account, the From, time limit; links' origin. */
+  /** E-mail out (plugins/gateways/README.md): SMTP server, its account, the From, time limit. */
   GATEWAYS_SMTP_HOST: Env.schema.string.optional(),
   GATEWAYS_SMTP_PORT: Env.schema.number.optional(),
   GATEWAYS_SMTP_SECURE: Env.schema.boolean.optional(),
@@ -199,7 +199,6 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_SMTP_PASSWORD: Env.schema.string.optional(),
   GATEWAYS_MAIL_FROM: Env.schema.string.optional(),
   GATEWAYS_SMTP_TIMEOUT_MS: Env.schema.number.optional(),
-  GATEWAYS_PUBLIC_URL: Env.schema.string.optional(),
   /** E-mail in (plugins/gateways/README.md): the domain of book addresses (<b_c>.<b_o>@MAIL_DOMAIN). */
   MAIL_DOMAIN: Env.schema.string.optional(),
   /** The inbound SMTP listener (unset port: off), the webhook's bearer token, size and rate limits. */

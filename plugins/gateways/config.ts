@@ -89,8 +89,6 @@ const gatewaysConfig = {
     /** Connection, greeting and each command's time limit (ms). */
     timeoutMs: env.get('GATEWAYS_SMTP_TIMEOUT_MS', 20_000),
   },
-  /** The origin links in outgoing mail and SMS point to (invitations); default http://localhost:PORT. */
-  publicUrl: env.get('GATEWAYS_PUBLIC_URL')?.trim().replace(/\/+$/, '') || undefined,
   /** E-mail in: book addresses, the SMTP listener, the relay webhook (README.md, "E-mail in"). */
   mailIn: {
     /** The domain of book addresses `<b_c>.<b_o>@<domain>`; unset, books have no address. */
