@@ -112,6 +112,9 @@ export class MailInService {
     seen.messageId = mail.messageId?.trim() || null
     seen.subject = mail.subject?.trim() || null
     seen.recipient ??= recipientOf(mail)
+    if (isAutomatic(mail)) {
+      throw new MailRefusal('MAIL_AUTOMATIC', 'Automatic mail (auto-replies, bulk) is not stored')
+    }
     if (!seen.recipient) {
       throw new MailRefusal(
         'MAIL_UNKNOWN_RECIPIENT',
@@ -262,6 +265,23 @@ async function parse(raw: Buffer): Promise<ParsedMail> {
       `unparsable: ${(error as Error).message}`
     )
   }
+}
+
+/**
+ * An auto-reply or bulk mail (RFC 3834 Auto-Submitted, Precedence, the
+ * X-Autoreply family): a book's copies carry its address as Reply-To, and a
+ * vacation responder answering them must not become a message that sends
+ * copies again.
+ */
+function isAutomatic(mail: ParsedMail) {
+  const header = (name: string) =>
+    String(mail.headers.get(name) ?? '')
+      .trim()
+      .toLowerCase()
+  const submitted = header('auto-submitted')
+  if (submitted !== '' && submitted !== 'no') return true
+  if (['bulk', 'junk', 'auto_reply'].includes(header('precedence'))) return true
+  return header('x-autoreply') !== '' || header('x-autorespond') !== ''
 }
 
 /** The first address of the book domain among Delivered-To, To and Cc. */

@@ -7,6 +7,7 @@ export type MailRefusalCode =
   | 'MAIL_NOT_FOUND'
   | 'MAIL_FORBIDDEN'
   | 'MAIL_ATTACHMENT_REFUSED'
+  | 'MAIL_AUTOMATIC'
   | 'MAIL_RATE_LIMITED'
 
 /** Each code's SMTP reply (code and enhanced status) and HTTP status. */
@@ -18,6 +19,7 @@ const ANSWERS: Record<MailRefusalCode, { smtp: number; enhanced: string; http: n
   MAIL_NOT_FOUND: { smtp: 550, enhanced: '5.1.1', http: 404 },
   MAIL_FORBIDDEN: { smtp: 550, enhanced: '5.7.1', http: 403 },
   MAIL_ATTACHMENT_REFUSED: { smtp: 554, enhanced: '5.6.0', http: 422 },
+  MAIL_AUTOMATIC: { smtp: 550, enhanced: '5.7.1', http: 422 },
   // Temporary: the sender's server tries again later.
   MAIL_RATE_LIMITED: { smtp: 450, enhanced: '4.7.1', http: 429 },
 }

@@ -182,6 +182,18 @@ test.group('gateways: e-mail in through the relay webhook', (group) => {
         'MAIL_NOT_FOUND',
       ],
       [
+        'an auto-reply',
+        async () => relay(await mail({ headers: { 'Auto-Submitted': 'auto-replied' } })),
+        422,
+        'MAIL_AUTOMATIC',
+      ],
+      [
+        'bulk mail',
+        async () => relay(await mail({ headers: { Precedence: 'bulk' } })),
+        422,
+        'MAIL_AUTOMATIC',
+      ],
+      [
         'corrupt image after a good document',
         async () =>
           relay(
