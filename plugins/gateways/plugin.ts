@@ -14,6 +14,8 @@ export default definePlugin({
     ackGatewayOutbox: () => import('./operations/ack_gateway_outbox.js'),
   },
   routes: () => import('./routes.js'),
+  // SMS queued in one process wake the Android event streams held by the others.
+  realtime: () => import('./services/android_realtime.js'),
   provider: () => import('./provider.js'),
   // Console pages (/admin/gateways): admin/routes.ts, admin/pages/*.tsx.
   admin: {

@@ -56,6 +56,8 @@ const ACKABLE: Record<AckState, string[]> = {
 
 const MAX_TEXT = 1600
 const MAX_REASON = 255
+/** How often web instances look for lapsed leases and SMS fallen due. */
+const SWEEP_MS = 30_000
 
 type Listener = (gatewayId: number | null) => void
 
@@ -262,18 +264,19 @@ export class SmsOutboxService {
   }
 
   /**
-   * Leases lapsed unconfirmed: back to the queue, or failed once they were
-   * handed out GATEWAYS_SMS_MAX_ATTEMPTS times. Run before every collection.
+   * Leases lapsed unconfirmed: back to the queue (their gateways are woken),
+   * or failed once they were handed out GATEWAYS_SMS_MAX_ATTEMPTS times. Run
+   * before every collection and by each web instance's sweep.
    */
   async requeueLapsed() {
     const now = Date.now()
     const lapsed = () => db.from(TABLE).where('state', 'leased').where('lease_until', '<', now)
     const [exhausted, retried] = await Promise.all([
       lapsed().where('attempts', '>=', gatewaysConfig.smsMaxAttempts).select('id'),
-      lapsed().where('attempts', '<', gatewaysConfig.smsMaxAttempts).select('id'),
+      lapsed().where('attempts', '<', gatewaysConfig.smsMaxAttempts).select('id', 'gateway_id'),
     ])
     if (exhausted.length === 0 && retried.length === 0) return
-    await this.stamps.write(async ({ trx }) => {
+    const requeued = await this.stamps.write(async ({ trx }) => {
       const finish = (rows: { id: number }[], fields: Record<string, unknown>) =>
         rows.length === 0
           ? 0
@@ -290,8 +293,39 @@ export class SmsOutboxService {
         state: 'failed',
         reason: `unconfirmed after ${gatewaysConfig.smsMaxAttempts} hand-outs`,
       })
-      await finish(retried, { state: 'queued' })
+      return Number(await finish(retried, { state: 'queued' }))
     })
+    if (requeued === 0) return
+    for (const gatewayId of new Set(retried.map((row) => Number(row.gateway_id)))) {
+      this.wake(gatewayId)
+      this.relay?.(gatewayId)
+    }
+  }
+
+  /**
+   * A web instance's periodic work (every SWEEP_MS): lapsed leases, and the
+   * local event streams of gateways whose scheduled SMS (notBefore) fell due
+   * since the last sweep. Every instance sweeps; the UPDATEs let one win.
+   */
+  startSweeping() {
+    let since = Date.now()
+    const timer = setInterval(() => {
+      const now = Date.now()
+      const due = db
+        .from(TABLE)
+        .where('state', 'queued')
+        .where('not_before', '>', since)
+        .where('not_before', '<=', now)
+        .distinct('gateway_id')
+      since = now
+      Promise.all([this.requeueLapsed(), due])
+        .then(([, rows]) => {
+          for (const row of rows) this.wake(row.gateway_id === null ? null : Number(row.gateway_id))
+        })
+        // A sweep that fails (the database restarting) is the next one's to do.
+        .catch(() => {})
+    }, SWEEP_MS)
+    timer.unref()
   }
 
   /** Whether the gateway has SMS due (the Android event stream wakes the phone at once when so). */

@@ -376,6 +376,27 @@ test.group('gateways: SMS Gateway for Android, messages, events and webhooks', (
     } finally {
       again.abort()
     }
+    // A lease that lapses unconfirmed puts the SMS back in the queue and wakes the phone again.
+    const kept = gatewaysConfig.smsAckTimeoutMs
+    gatewaysConfig.smsAckTimeoutMs = -1000
+    try {
+      assert.lengthOf(await json(await phone('GET', '/message', device.token)), 1)
+    } finally {
+      gatewaysConfig.smsAckTimeoutMs = kept
+    }
+    const third = new AbortController()
+    const listening = await fetch(`${serverUrl()}/api/mobile/v1/events`, {
+      headers: { Authorization: `Bearer ${device.token}` },
+      signal: third.signal,
+    })
+    try {
+      const reader = listening.body!.getReader()
+      await readUntil(reader, ':connected')
+      await smsOutbox.requeueLapsed()
+      await readUntil(reader, 'event: MessageEnqueued')
+    } finally {
+      third.abort()
+    }
     const refused = await fetch(`${serverUrl()}/api/mobile/v1/events`, {
       headers: { Authorization: 'Bearer nope' },
     })
