@@ -105,8 +105,11 @@ export class PivotService {
         (axes.length ? ` GROUP BY ${axes.map((_, index) => `k${index}`).join(', ')}` : '')
       return readQuery(sql, where.bindings)
     }
-    const hzRows = await run([hz])
-    const [whole] = await run([])
+    // One scan when every total can be folded from the finest groups (foldable); else one per level.
+    const foldable = this.foldable(settings.operation, vt ? [hz, vt] : [hz])
+    const cells = vt ? await run([hz, vt]) : []
+    const hzRows = foldable && vt ? this.fold(settings.operation, cells, 'k0') : await run([hz])
+    const [whole] = foldable ? this.fold(settings.operation, hzRows, null) : await run([])
     const all = whole?.v ?? null
     const hzKeys = await this.keys(
       hz,
@@ -127,8 +130,9 @@ export class PivotService {
       totals: { hz: hzTotals, vt: [] as (number | null)[], all: number(all) },
     }
     if (vt) {
-      const cells = await run([hz, vt])
-      const vtRows = await run([vt])
+      const vtRows = foldable
+        ? this.fold(settings.operation, cells, 'k1').map((row) => ({ k0: row.k1, v: row.v }))
+        : await run([vt])
       pivot.vt = await this.keys(
         vt,
         vtRows.map((row) => row.k0)
@@ -156,6 +160,48 @@ export class PivotService {
       },
       pivot,
     }
+  }
+
+  /**
+   * Whether a total can be folded from finer groups: each row sits in exactly one group of each
+   * axis (no multi enum, no link), the aggregate is exact on partial results (count, min, max:
+   * a sum or an average of doubles would round differently), and two keys the database groups
+   * as one are one in JavaScript too (a date, a checkbox, an enum without values that differ
+   * only by case: MariaDB's collation groups texts and user codes case-insensitively).
+   */
+  private foldable(operation: PivotOperation, axes: Axis[]) {
+    if (operation !== 'count' && operation !== 'min' && operation !== 'max') return false
+    return axes.every((axis) => {
+      const kind = kindOf(axis.field)
+      if (kind === 'date' || kind === 'bool') return true
+      if (kind !== 'enum') return false
+      const values = (axis.field.options.values ?? []).map((value) => String(value).toLowerCase())
+      return new Set(values).size === values.length
+    })
+  }
+
+  /**
+   * Folds grouped rows ({k0, k1, v}) into the groups of key `by` (null: one group of all), with
+   * the aggregate's own rule: counts add up, minima and maxima compare (an empty group, null,
+   * is skipped).
+   */
+  private fold(operation: PivotOperation, rows: Record<string, any>[], by: 'k0' | 'k1' | null) {
+    const groups = new Map<unknown, { k0: unknown; k1: unknown; v: number | null }>()
+    for (const row of rows) {
+      const key = by === null ? null : row[by]
+      const value = row.v === null || row.v === undefined ? null : Number(row.v)
+      const group = groups.get(key)
+      if (!group) {
+        groups.set(key, { k0: key, k1: key, v: value })
+        continue
+      }
+      if (value === null) continue
+      if (group.v === null) group.v = value
+      else if (operation === 'count') group.v += value
+      else if (operation === 'min') group.v = Math.min(group.v, value)
+      else group.v = Math.max(group.v, value)
+    }
+    return [...groups.values()]
   }
 
   /** Parameters first, else the table's saved settings (its prefs, set by updateTable). */
