@@ -81,7 +81,7 @@ export async function writeQuery(
  * on the driver (BEGIN IMMEDIATE on SQLite: the write lock is taken at once, so a read made in
  * it is never invalidated by another writer; START TRANSACTION on MySQL). knex's own
  * transaction runs BEGIN and COMMIT through its query builder, about as much JavaScript as the
- * hot writes themselves (a one-cell write with cell history: see plugins/tables/README.md).
+ * hot writes themselves (CellWriter's one-cell write with cell history, under --cpu-prof).
  * `work` gets a transaction client for trxQuery, readQuery and writeQuery (the statements of
  * this module) and its dialect; it has no query builder. Rolled back when `work` throws.
  */
