@@ -20,6 +20,12 @@ export default class MailIngest extends BaseCommand {
   declare to?: string
 
   async run() {
+    if (process.stdin.isTTY) {
+      // Nothing piped in: reading the terminal would wait for ever.
+      this.logger.error('Pipe the message in: node ace mail:ingest < message.eml')
+      this.exitCode = 1
+      return
+    }
     // Imported here: listing the commands must not load the application's services.
     const { MailInService } = await import('../services/mail_in/mail_in_service.js')
     const { MailRefusal } = await import('../services/mail_in/mail_refusal.js')
