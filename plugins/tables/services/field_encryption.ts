@@ -1,4 +1,5 @@
 import { inject } from '@adonisjs/core'
+import limiter from '@adonisjs/limiter/services/main'
 import {
   createCipheriv,
   createDecipheriv,
@@ -37,6 +38,12 @@ const SALT_BYTES = 16
 const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
 /** Passwords longer than this are refused (scrypt reads all of it). */
 const MAX_PASSWORD_LENGTH = 1024
+/**
+ * Wrong passwords a user may give for one field per window before RATE_LIMITED (a right one
+ * clears the count): guessing online costs the guesser time. The kernel's limiter (memory, or
+ * Redis shared by every instance); keyed by the field's salt, so a new field starts afresh.
+ */
+export const PASSWORD_GUESSES = { requests: 10, duration: '15 minutes' }
 
 /** Stored in the field's options (never answered): the key's salt and a verifier of the password. */
 export interface EncryptionSetup {
@@ -94,17 +101,38 @@ export class FieldEncryption {
     return { salt: salt.toString('base64'), verifier: verifier.toString('base64') }
   }
 
-  /** The key of `field` if `password` is its password, else ENCRYPTION_PASSWORD_WRONG. */
-  async keyOf(field: FieldDef, password: string): Promise<Buffer> {
+  /**
+   * The key of `field` if `password` is its password, else ENCRYPTION_PASSWORD_WRONG; RATE_LIMITED
+   * (with retryAfter) once `userId` gave PASSWORD_GUESSES wrong ones in the window.
+   */
+  async keyOf(field: FieldDef, password: string, userId: number | null): Promise<Buffer> {
     const setup = field.options.encryption!
-    const { key, verifier } = await derive(password, Buffer.from(setup.salt, 'base64'))
-    const expected = Buffer.from(setup.verifier, 'base64')
-    if (expected.length !== verifier.length || !timingSafeEqual(expected, verifier))
+    const guesses = limiter.use(PASSWORD_GUESSES)
+    const [throttled, key] = await guesses.penalize(
+      `tables-field-password:${setup.salt}:${userId ?? 'public'}`,
+      async () => {
+        const derived = await derive(password, Buffer.from(setup.salt, 'base64'))
+        const expected = Buffer.from(setup.verifier, 'base64')
+        if (
+          expected.length !== derived.verifier.length ||
+          !timingSafeEqual(expected, derived.verifier)
+        )
+          throw rpcError(
+            'ENCRYPTION_PASSWORD_WRONG',
+            `The password given for field "${field.name}" (${field.id}) is not its password`,
+            { field: 'encryptedFieldPasswords', fieldId: field.id }
+          )
+        return derived.key
+      }
+    )
+    if (throttled) {
+      const retryAfter = Math.max(1, throttled.response.availableIn)
       throw rpcError(
-        'ENCRYPTION_PASSWORD_WRONG',
-        `The password given for field "${field.name}" (${field.id}) is not its password`,
-        { field: 'encryptedFieldPasswords', fieldId: field.id }
+        'RATE_LIMITED',
+        `Too many wrong passwords for field ${field.id}: retry in ${retryAfter} seconds`,
+        { retryAfter, fieldId: field.id }
       )
+    }
     return key
   }
 
@@ -124,7 +152,11 @@ export class FieldEncryption {
    * id must name an encrypted field of it and every password must be right, or nothing is
    * unlocked. Absent or empty: nothing unlocked.
    */
-  async unlock(category: CategoryMeta, raw: unknown): Promise<UnlockedFields> {
+  async unlock(
+    category: CategoryMeta,
+    raw: unknown,
+    userId: number | null
+  ): Promise<UnlockedFields> {
     const unlocked = new Map<number, Buffer>()
     if (raw === undefined || raw === null || raw === '') return unlocked
     let map: unknown = raw
@@ -137,7 +169,8 @@ export class FieldEncryption {
     }
     if (typeof map !== 'object' || map === null || Array.isArray(map))
       throw badMap('a JSON object {fieldId: password}')
-    for (const [id, password] of Object.entries(map)) {
+    // The whole map is checked before any password is tried.
+    const entries = Object.entries(map).map(([id, password]) => {
       const field = /^\d+$/.test(id.trim())
         ? category.fields.find((candidate) => candidate.id === Number(id))
         : undefined
@@ -145,8 +178,10 @@ export class FieldEncryption {
       if (!isEncrypted(field)) throw badMap(`field ${field.id} is not encrypted`)
       if (typeof password !== 'string' || password === '' || password.length > MAX_PASSWORD_LENGTH)
         throw badMap(`the password of field ${field.id} is not a non-empty text`)
-      unlocked.set(field.id, await this.keyOf(field, password))
-    }
+      return { field, password }
+    })
+    for (const { field, password } of entries)
+      unlocked.set(field.id, await this.keyOf(field, password, userId))
     return unlocked
   }
 
@@ -273,12 +308,11 @@ export class FieldEncryption {
     trx: TransactionClientContract,
     category: CategoryMeta,
     field: FieldDef,
-    oldPassword: string,
-    newPassword: string
+    change: { from: string; to: string; userId: number }
   ): Promise<EncryptionSetup> {
-    const oldKey = await this.keyOf(field, oldPassword)
-    const setup = await this.setup(newPassword)
-    const { key } = await derive(newPassword, Buffer.from(setup.salt, 'base64'))
+    const oldKey = await this.keyOf(field, change.from, change.userId)
+    const setup = await this.setup(change.to)
+    const { key } = await derive(change.to, Buffer.from(setup.salt, 'base64'))
     const table = rowTableName(category.id)
     const column = field.column!
     // Read in the transaction (MariaDB: locked), so no write slips in between.

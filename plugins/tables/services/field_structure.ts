@@ -355,13 +355,10 @@ export class FieldStructure {
     await this.stamps.write(async ({ trx, stamp }) => {
       // A new password re-encrypts every value in this transaction, with the field's new setup.
       if (passwordChange)
-        options.encryption = await this.encryption.rekey(
-          trx,
-          category,
-          field,
-          passwordChange.from,
-          passwordChange.to
-        )
+        options.encryption = await this.encryption.rekey(trx, category, field, {
+          ...passwordChange,
+          userId: actor.user.id,
+        })
       await trx
         .from('table_fields')
         .where('id', field.id)

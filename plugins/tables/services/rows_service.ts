@@ -59,7 +59,7 @@ export class RowsService {
   ): Promise<UnlockedFields | undefined> {
     if (!given(passwords)) return undefined
     const { category } = await this.access.forCategory(actor, categoryId, 'write', b_o)
-    return this.encryption.unlock(category, passwords)
+    return this.encryption.unlock(category, passwords, actor.user.id)
   }
 
   /**

@@ -148,7 +148,11 @@ export class ValuesService {
           .map((id) => category.fields.find((field) => field.id === id)!)
           .filter(Boolean)
       : category.fields
-    const unlocked = await this.encryption.unlock(category, input.encryptedFieldPasswords)
+    const unlocked = await this.encryption.unlock(
+      category,
+      input.encryptedFieldPasswords,
+      actor?.user.id ?? null
+    )
     const selection = await this.rowSelection.selection(scope, actor, input.filterRowIds)
     const offset = Math.max(0, input.offset ?? 0)
     const limit = input.getAllViews
@@ -307,7 +311,11 @@ export class ValuesService {
   ) {
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
-    const unlocked = await this.encryption.unlock(scope.category, input.encryptedFieldPasswords)
+    const unlocked = await this.encryption.unlock(
+      scope.category,
+      input.encryptedFieldPasswords,
+      actor?.user.id ?? null
+    )
     const selection = await this.rowSelection.selection(
       scope,
       actor,
@@ -350,7 +358,11 @@ export class ValuesService {
   ) {
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
-    const unlocked = await this.encryption.unlock(scope.category, input.encryptedFieldPasswords)
+    const unlocked = await this.encryption.unlock(
+      scope.category,
+      input.encryptedFieldPasswords,
+      actor?.user.id ?? null
+    )
     const pageSize = input.pageSize || 100
     const page = Math.max(1, input.page || 1)
     const rowIds = input.rowIds ?? []
@@ -398,7 +410,11 @@ export class ValuesService {
   ) {
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
-    const unlocked = await this.encryption.unlock(scope.category, input.encryptedFieldPasswords)
+    const unlocked = await this.encryption.unlock(
+      scope.category,
+      input.encryptedFieldPasswords,
+      actor?.user.id ?? null
+    )
     const tableValues = await this.cells(scope, input.fieldIds, input.rowIds, unlocked)
     return { sstamp, catId: scope.category.id, tableValues }
   }

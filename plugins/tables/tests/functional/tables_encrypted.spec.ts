@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { login } from '#tests/helpers/users'
 import { rowTableName } from '../../lib/field_types.js'
-import { ENCRYPTED_MASK } from '../../services/field_encryption.js'
+import { ENCRYPTED_MASK, PASSWORD_GUESSES } from '../../services/field_encryption.js'
 import {
   addField,
   addRows,
@@ -384,6 +384,24 @@ test.group('tables: encrypted fields', (group) => {
       ),
       'ENCRYPTION_PASSWORD_WRONG'
     )
+  })
+
+  test('wrong passwords past the limit answer RATE_LIMITED for that user and field', async ({
+    assert,
+  }) => {
+    const read = (passwords: string, call: Call = fx.call) =>
+      call('getTableValues', { catId: fx.catId, encryptedFieldPasswords: passwords })
+    const wrong = JSON.stringify({ [fx.secret]: 'guess' })
+    for (let guess = 0; guess < PASSWORD_GUESSES.requests; guess++)
+      assert.equal(await errorCode(read(wrong)), 'ENCRYPTION_PASSWORD_WRONG')
+    const limited = await read(wrong)
+    assert.equal(limited.errorCode, 'RATE_LIMITED')
+    assert.isAbove(limited.retryAfter, 0)
+    // Even the right password waits: the guesser cannot tell it.
+    assert.equal(await errorCode(read(fx.unlock)), 'RATE_LIMITED')
+    // Another user is not held back by the guesser.
+    const reader = caller(fx.book.members[0].session)
+    assert.equal(columnOf(ok(await read(fx.unlock, reader)), fx.secret)[0], SECRET)
   })
 
   test('a row token sees the encrypted cell masked and cannot write it', async ({ assert }) => {
