@@ -102,7 +102,8 @@ export class ReminderService {
   /** Inside the message's transaction: cancels the waiting reminder, answers the new one. */
   async schedule(event: MessageChanging, client: QueryClientContract): Promise<OutboxEntry[]> {
     const smid = Number(event.row.smid)
-    if (event.kind !== 'created')
+    // A message that never had an event (its event row stays, deleted, once it had one) has nothing to cancel.
+    if (event.kind !== 'created' && (await everHadEvent(client, event)))
       await this.outbox.cancelByKeyPrefix(client, REMINDER_CHANNEL, keyPrefix(smid))
     if (event.kind === 'deleted' || Number(event.row.del) || !Number(event.row.has_event)) return []
     const plan = await planOf(client, smid)
@@ -304,6 +305,12 @@ async function planOf(client: QueryClientContract, smid: number): Promise<Remind
     creatorId: Number(row.creator_id),
     eventId: Number(row.id),
   }
+}
+
+async function everHadEvent(client: QueryClientContract, event: MessageChanging) {
+  if (Number(event.row.has_event)) return true
+  const row = await client.from(TABLES.events).where('smid', event.row.smid).select('id').first()
+  return Boolean(row)
 }
 
 /** The creator, and with remindermember 1 the participants, who are still accepted members. */
