@@ -138,7 +138,12 @@ export class PushDeviceService {
             field: 'registrationID',
           })
         }
-        const registration = normalizeRegistration(deviceType, raw)
+        // The stored token is kept as it is when neither it nor the type changes: deactivating a
+        // device must not fail because the rules changed since it registered (a push host dropped).
+        const registration =
+          input.registrationId === undefined && named?.device_type === deviceType
+            ? raw
+            : normalizeRegistration(deviceType, raw)
         const fields = {
           user_id: userId,
           device_type: deviceType,

@@ -172,6 +172,30 @@ test.group('gateways: Web Push for browsers', (group) => {
     assert.lengthOf(rows, 0)
   })
 
+  test('a browser unsubscribing deactivates its device, even after its push host left the list', async ({
+    assert,
+  }) => {
+    const alice = await client()
+    const browser = fakes.web.subscribe()
+    const device = await register(alice, 'web_push', browser.json)
+    const hosts = gatewaysConfig.webPush.endpointHosts
+    gatewaysConfig.webPush.endpointHosts = ['push.example.org']
+    try {
+      const off = await alice.call({ req: 'updatePushId', deviceID: device, active: 'FALSE' })
+      assert.equal(off.status, 'ok', JSON.stringify(off))
+      assert.isFalse(await isActive(device))
+      // A new registration is checked against the list as it is now.
+      const again = await alice.call({
+        req: 'updatePushId',
+        deviceID: device,
+        registrationID: browser.json,
+      })
+      expectNok(assert, again, 'INVALID_PARAMETER')
+    } finally {
+      gatewaysConfig.webPush.endpointHosts = hosts
+    }
+  })
+
   test('the VAPID public key is served to browsers; 404 while Web Push is off', async ({
     assert,
   }) => {
