@@ -26,8 +26,10 @@ export function apiClient(
     for (const [key, value] of Object.entries(params))
       if (value !== undefined)
         form.set(key, typeof value === 'object' ? JSON.stringify(value) : String(value))
-    const body = form.toString()
-    return new Promise((resolve, reject) => {
+    return send(req, form.toString())
+  }
+  const send = (req: string, body: string, retried = false): Promise<any> =>
+    new Promise((resolve, reject) => {
       const outgoing = request(
         endpoint,
         {
@@ -58,9 +60,15 @@ export function apiClient(
           response.on('error', reject)
         }
       )
-      outgoing.on('error', reject)
+      outgoing.on('error', (error: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed while this process was busy (seeding runs
+        // synchronous SQLite work, so the close was not seen yet): the request never reached
+        // the server; sent again once on a new socket.
+        const stale = error.code === 'ECONNRESET' || error.code === 'EPIPE'
+        if (stale && outgoing.reusedSocket && !retried) send(req, body, true).then(resolve, reject)
+        else reject(error)
+      })
       outgoing.end(body)
     })
-  }
   return { call, close: () => agent.destroy() }
 }
