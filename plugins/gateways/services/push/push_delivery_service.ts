@@ -75,12 +75,12 @@ export interface BookContext {
   confidential: boolean
 }
 
-/** What a confidential notification says instead of its text, by event family. */
+/** What a confidential notification says instead of its text, by event type, else its family. */
 const NEUTRAL_BODY: Record<string, string> = {
-  message: 'New message',
-  invitation: 'New invitation',
-  comment: 'New comment',
-  reminder: 'Reminder',
+  'message': 'New message',
+  'invitation': 'New invitation',
+  'comment': 'New comment',
+  'event.reminder': 'Reminder',
 }
 
 export const cut = (text: string, length: number) =>
@@ -237,7 +237,8 @@ export class PushDeliveryService {
     const confidential = notification.confidential === true || book?.confidential === true
     if (confidential) {
       if (book) title = book.title
-      body = NEUTRAL_BODY[notification.eventType.split('.')[0]] ?? 'New activity'
+      const { eventType } = notification
+      body = NEUTRAL_BODY[eventType] ?? NEUTRAL_BODY[eventType.split('.')[0]] ?? 'New activity'
       const { u_c: sender, ...rest } = data
       data = rest
     }

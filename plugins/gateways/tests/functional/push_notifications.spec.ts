@@ -209,7 +209,7 @@ test.group('gateways: push of invitations and comments', (group) => {
         body: 'in 1 hour',
         data: { type: 'reminder', eventId: '7' },
         collapseKey: 'reminder-7',
-        eventType: 'reminder.due',
+        eventType: 'event.reminder',
         idempotencyKey: 'reminder:7:60',
         notBefore,
       })
@@ -240,7 +240,7 @@ test.group('gateways: push of invitations and comments', (group) => {
         body: 'bring the papers',
         data: { type: 'reminder', u_c: bob.code },
         collapseKey: 'reminder-8',
-        eventType: 'reminder.due',
+        eventType: 'event.reminder',
         idempotencyKey: 'reminder:8:0',
         confidential: true,
       })
