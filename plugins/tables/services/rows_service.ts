@@ -48,16 +48,17 @@ export class RowsService {
   ) {}
 
   /**
-   * The encrypted fields a write unlocks (encryptedFieldPasswords), read once the caller is known
-   * to may write the table: a stranger learns nothing of a password. Absent: none.
+   * The encrypted fields a write unlocks (encryptedFieldPasswords), read only once the caller's
+   * right to write the table is checked: a stranger learns nothing of a password. Absent: none.
    */
   private async unlock(
     actor: Actor,
-    categoryId: number,
+    categoryId: number | undefined,
     b_o: unknown,
     passwords: unknown
   ): Promise<UnlockedFields | undefined> {
-    if (!given(passwords)) return undefined
+    // Given passwords, categoryOf names the table.
+    if (!given(passwords) || !categoryId) return undefined
     const { category } = await this.access.forCategory(actor, categoryId, 'write', b_o)
     return this.encryption.unlock(category, passwords, actor.user.id)
   }
@@ -123,9 +124,7 @@ export class RowsService {
   ) {
     const writes = [{ key: input.rowId, values: input.fieldValues ?? {} }]
     const categoryId = await this.categoryOf(input, writes)
-    const unlocked = categoryId
-      ? await this.unlock(actor, categoryId, input.b_o, input.encryptedFieldPasswords)
-      : undefined
+    const unlocked = await this.unlock(actor, categoryId, input.b_o, input.encryptedFieldPasswords)
     const result = await this.writer.write(actor, writes, {
       categoryId,
       b_o: input.b_o,
@@ -134,7 +133,9 @@ export class RowsService {
       operation: 'createOrUpdateTableRow',
       unlocked,
     })
-    const found = await this.meta.category(result.categoryId)
+    // The write has just loaded the metadata: no revalidation query for the answer.
+    const found =
+      this.meta.cached(result.categoryId) ?? (await this.meta.category(result.categoryId))
     const rows = result.rows
     if (found) this.encryption.revealCells(found.category, rows, unlocked)
     return { ...result, rows }
@@ -154,9 +155,7 @@ export class RowsService {
       linkSeparator: input.linkSeparator,
       bypassUrlTrigger: input.bypassUrlTrigger,
       operation: 'createOrUpdateTableRows',
-      unlocked: categoryId
-        ? await this.unlock(actor, categoryId, input.b_o, input.encryptedFieldPasswords)
-        : undefined,
+      unlocked: await this.unlock(actor, categoryId, input.b_o, input.encryptedFieldPasswords),
     })
   }
 
