@@ -60,7 +60,11 @@ const receipts: Receipt[] = []
 let rejected = 0
 const secrets = new Map<number, Webhook>()
 
+/** A request the server gave up on (its timeout) is reset: not an error of the bench. */
+const ignoreReset = (request: http.IncomingMessage) => request.on('error', () => {})
+
 const fast = http.createServer((request, response) => {
+  ignoreReset(request)
   const parts: Buffer[] = []
   request.on('data', (part) => parts.push(part))
   request.on('end', () => {
@@ -89,6 +93,7 @@ let hanging = 0
 const held = new Set<http.ServerResponse>()
 /** Reads the request and never answers: the server's attempt ends at its timeout. */
 const hang = http.createServer((request, response) => {
+  ignoreReset(request)
   request.resume()
   hanging++
   held.add(response)
@@ -100,6 +105,7 @@ const listen = (server: http.Server) =>
     )
   )
 fast.keepAliveTimeout = 60_000
+for (const server of [fast, hang]) server.on('clientError', (_error, socket) => socket.destroy())
 const fastUrl = await listen(fast)
 const hangUrl = await listen(hang)
 
