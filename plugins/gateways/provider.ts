@@ -4,6 +4,7 @@ import { GatewayAuth } from '#core/auth/gateway_auth'
 import { OutboxService } from '#core/outbox/outbox_service'
 import gatewaysConfig from './config.js'
 import { AndroidDeviceService } from './services/android_device_service.js'
+import { AndroidGatewayService } from './services/android_gateway_service.js'
 import { GatewayLimits } from './services/gateway_limits.js'
 import { CopyService } from './services/copies/copy_service.js'
 import { MAIL_CHANNEL, MailOutService } from './services/mail_out/mail_out_service.js'
@@ -41,6 +42,7 @@ export default class GatewaysProvider {
       SmsOutboxService,
       PushDeviceService,
       AndroidDeviceService,
+      AndroidGatewayService,
     ])
   }
 

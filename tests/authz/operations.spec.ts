@@ -35,6 +35,8 @@ const NO_BOOK: Record<string, string> = {
   updatePushId:
     "the caller's own push devices (deviceID of another user: NOT_FOUND, gateways tests)",
   unregisterSMSGateway: "a gateway's sesskey only (a user's answers INVALID_SESSKEY): no book",
+  getGatewayOutbox:
+    "a gateway's sesskey only (a user's answers INVALID_SESSKEY): the gateway's own SMS, no book",
 }
 
 /**

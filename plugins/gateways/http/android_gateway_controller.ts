@@ -115,7 +115,11 @@ export default class AndroidGatewayController {
     const stream = new PassThrough()
     // A first comment sends the headers now: the phone knows the stream is open.
     stream.write(':connected\n\n')
-    const stop = await gateways.subscribe(device, (frame) => stream.write(frame))
+    const stop = await gateways.subscribe(
+      device,
+      (frame) => stream.write(frame),
+      () => stream.end()
+    )
     ctx.request.request.once('close', () => {
       stop()
       stream.end()

@@ -4,7 +4,6 @@ import { appKey } from '#config/app'
 import { RpcError } from '#core/rpc/errors'
 import { MessageService } from '#plugins/books/services/message_service'
 import { withoutBookWord } from '#plugins/books/operations/send_msg'
-import gatewaysConfig from '../config.js'
 import { DeviceApiError, type AndroidDevice } from './android_device_service.js'
 import { GatewayLimits } from './gateway_limits.js'
 import { SmsGatewayService, type SmsGateway } from './sms_gateway_service.js'
@@ -89,6 +88,9 @@ const outboxIdOf = (id: string | undefined) => (/^\d{1,15}$/.test(id ?? '') ? Nu
  */
 @inject()
 export class AndroidGatewayService {
+  /** The open event streams' ends (a singleton: every stream of this process). */
+  private streams = new Set<() => void>()
+
   constructor(
     private gateways: SmsGatewayService,
     private outbox: SmsOutboxService,
@@ -140,26 +142,41 @@ export class AndroidGatewayService {
    * GET /events: `send` gets MessageEnqueued each time SMS are queued for
    * the device's gateway (in any instance: the plugin's realtime binding
    * relays them), and at once when some are already due; a keepalive
-   * comment otherwise. Answers the function that ends the subscription.
+   * comment otherwise. `end` closes the stream (closeStreams at shutdown).
+   * Answers the function that ends the subscription (the phone went away).
    */
-  async subscribe(device: AndroidDevice, send: (frame: string) => void): Promise<() => void> {
+  async subscribe(
+    device: AndroidDevice,
+    send: (frame: string) => void,
+    end: () => void
+  ): Promise<() => void> {
     const gateway = await this.gatewayOf(device)
     const stopListening = this.outbox.onEnqueued((gatewayId) => {
       if (gateway && (gatewayId === null || gatewayId === gateway.id)) send(MESSAGE_ENQUEUED_FRAME)
     })
     const keepalive = setInterval(() => send(KEEPALIVE_FRAME), KEEPALIVE_MS)
+    this.streams.add(end)
     if (gateway && (await this.outbox.hasDue(gateway.id))) send(MESSAGE_ENQUEUED_FRAME)
     return () => {
       stopListening()
       clearInterval(keepalive)
+      this.streams.delete(end)
     }
+  }
+
+  /**
+   * Ends every open event stream (a graceful shutdown): the HTTP server then
+   * closes at once instead of waiting out its grace for phones that never
+   * hang up. The app reconnects to another instance.
+   */
+  closeStreams() {
+    for (const end of [...this.streams]) end()
   }
 
   /** GET /webhooks: Quire's own endpoint for each event it listens to (none before the phone is tied). */
   async webhooks(device: AndroidDevice, origin: string) {
     if (!(await this.gatewayOf(device))) return []
-    const base = gatewaysConfig.publicUrl ?? origin
-    const url = `${base}/gateways/android/webhook/${encodeURIComponent(device.id)}?key=${keyOf(device.id)}`
+    const url = `${origin}/gateways/android/webhook/${encodeURIComponent(device.id)}?key=${keyOf(device.id)}`
     return WEBHOOK_EVENTS.map((event) => ({
       id: `quire-${event.replace(':', '-')}`,
       deviceId: device.id,
