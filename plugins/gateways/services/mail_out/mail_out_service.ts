@@ -29,8 +29,13 @@ export interface OutgoingMail {
 /** What a mail delivery's row carries. */
 type MailPayload = Omit<OutgoingMail, 'idempotencyKey' | 'eventType' | 'notBefore'>
 
-/** SMTP reply codes that will not change on a retry: the address or the mail is refused for good. */
-const isPermanent = (code: number) => code >= 500 && code < 600
+/**
+ * A 5xx reply to the recipient or to the mail itself will not change on a
+ * retry (no such mailbox, refused content). A 5xx elsewhere (AUTH, MAIL
+ * FROM) is Quire's settings, which may be fixed: retried like a 4xx.
+ */
+const isPermanent = (code: number, command: string) =>
+  code >= 500 && code < 600 && (command === 'RCPT TO' || command === 'DATA')
 
 /**
  * E-mail out (issue 19 item 6): the outbox channel `mail`, sending over SMTP
@@ -92,11 +97,15 @@ export class MailOutService {
       })
       return { outcome: 'delivered', status: 250, response: String(response.original.response) }
     } catch (error) {
-      const smtp = error as { responseCode?: number; response?: string; message?: string }
+      const smtp = error as {
+        responseCode?: number
+        response?: string
+        message?: string
+        command?: string
+      }
       const code = typeof smtp.responseCode === 'number' ? smtp.responseCode : null
       return {
-        // A refused address or mail (5xx) is final; 4xx, a timeout or no connection retry.
-        outcome: code !== null && isPermanent(code) ? 'failed' : 'retry',
+        outcome: code !== null && isPermanent(code, smtp.command ?? '') ? 'failed' : 'retry',
         status: code,
         response: smtp.response ?? null,
         error: smtp.message ?? String(error),

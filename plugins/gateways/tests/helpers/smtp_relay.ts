@@ -18,6 +18,8 @@ export interface SmtpRelay {
   logins: { user: string; password: string }[]
   /** Recipients refused with 550 (a mailbox that does not exist). */
   refuse: Set<string>
+  /** Recipients answered 451 (try again later) once each, then accepted. */
+  deferOnce: Set<string>
   /** The mails received for an address. */
   to(address: string): RelayedMail[]
   close(): Promise<void>
@@ -33,6 +35,7 @@ export async function startSmtpRelay(account = { user: 'quire', password: 'relay
   const received: RelayedMail[] = []
   const logins: SmtpRelay['logins'] = []
   const refuse = new Set<string>()
+  const deferOnce = new Set<string>()
   const server = new SMTPServer({
     authOptional: false,
     allowInsecureAuth: true,
@@ -45,11 +48,11 @@ export async function startSmtpRelay(account = { user: 'quire', password: 'relay
       return callback(new Error('Invalid username or password'))
     },
     onRcptTo(address, _session, callback) {
-      if (refuse.has(address.address.toLowerCase())) {
-        const error = new Error('No such mailbox') as Error & { responseCode: number }
-        error.responseCode = 550
-        return callback(error)
-      }
+      const to = address.address.toLowerCase()
+      const refusal = (code: number, text: string) =>
+        Object.assign(new Error(text), { responseCode: code })
+      if (refuse.has(to)) return callback(refusal(550, 'No such mailbox'))
+      if (deferOnce.delete(to)) return callback(refusal(451, 'Greylisted, try again later'))
       callback()
     },
     onData(stream, session, callback) {
@@ -74,6 +77,7 @@ export async function startSmtpRelay(account = { user: 'quire', password: 'relay
     received,
     logins,
     refuse,
+    deferOnce,
     to: (address) => received.filter((item) => item.to.includes(address.toLowerCase())),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
