@@ -7,6 +7,8 @@ import { Dispatcher } from '#core/rpc/dispatcher'
 import { GatewayAuth } from '#core/auth/gateway_auth'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
 import { OutboxService } from '#core/outbox/outbox_service'
+import { InstanceRegistry, type ReportStore } from '#core/health/instances'
+import { ERRORS_KEPT, shareErrors } from '#core/health/error_log'
 
 /**
  * The kernel's services, as container singletons bound by class: operations,
@@ -27,6 +29,7 @@ export default class QuireProvider {
     this.registerGatewayAuth()
     this.registerDispatcher()
     this.registerOutbox()
+    this.registerInstances()
   }
 
   private registerStamps() {
@@ -47,7 +50,60 @@ export default class QuireProvider {
 
   async shutdown() {
     this.outbox?.stopSweeper()
+    await this.instances?.stop()
     await this.stamps?.close()
+  }
+
+  /** This instance's vital signs, and with Redis every instance's (the console's Health page). */
+  private instances: InstanceRegistry | null = null
+
+  private registerInstances() {
+    this.app.container.singleton(InstanceRegistry, async (resolver) => {
+      const { default: quireConfig } = await import('#config/quire')
+      const { default: env } = await import('#start/env')
+      const { readFileSync } = await import('node:fs')
+      const { version } = JSON.parse(readFileSync(this.app.makePath('package.json'), 'utf8'))
+      let store: ReportStore | null = null
+      if (quireConfig.redisEnabled) {
+        const manager = await resolver.make('redis')
+        const redis = manager.connection()
+        const key = `${env.get('REDIS_PREFIX', 'quire:')}instances`
+        store = {
+          put: (id, report) => redis.hset(key, id, report),
+          all: () => redis.hgetall(key),
+          remove: (id) => redis.hdel(key, id),
+        }
+      }
+      this.instances = new InstanceRegistry(version, store)
+      return this.instances
+    })
+  }
+
+  /**
+   * A web process reports itself every few seconds and, with Redis, shares
+   * the errors it logs, so the Health page of any instance shows the fleet.
+   */
+  private async startInstanceReports() {
+    const registry = await this.app.container.make(InstanceRegistry)
+    const { SocketServer } = await import('#core/socket/socket_server')
+    const server = await this.app.container.make('server')
+    const sockets = await this.app.container.make(SocketServer)
+    // Tests start their HTTP server after the providers: it has no node server yet (no rate then).
+    registry.start((server.getNodeServer() as any) ?? null, () => sockets.size)
+    const { default: quireConfig } = await import('#config/quire')
+    if (!quireConfig.redisEnabled) return
+    const { default: env } = await import('#start/env')
+    const manager = await this.app.container.make('redis')
+    const redis = manager.connection()
+    const key = `${env.get('REDIS_PREFIX', 'quire:')}errors`
+    shareErrors((entry) => {
+      redis
+        .multi()
+        .lpush(key, JSON.stringify(entry))
+        .ltrim(key, 0, ERRORS_KEPT - 1)
+        .exec()
+        .catch(() => {})
+    }, registry.id)
   }
 
   /** The outbox every outbound delivery goes through (docs/outbox.md). */
@@ -72,6 +128,7 @@ export default class QuireProvider {
     if (!['web', 'test'].includes(this.app.getEnvironment())) return
     const outbox = await this.app.container.make(OutboxService)
     outbox.startSweeper()
+    await this.startInstanceReports()
   }
 
   private registerUsers() {

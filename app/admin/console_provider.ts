@@ -5,6 +5,8 @@ import { QueueService } from '#core/services/queue_service'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
 import { DashboardService } from '#admin/services/dashboard_service'
 import { KernelDashboard } from '#admin/services/kernel_dashboard'
+import { HealthService } from '#admin/services/health_service'
+import { InstanceRegistry } from '#core/health/instances'
 
 /**
  * The admin console's provider. Binds `vite` (what Inertia and the edge
@@ -26,6 +28,13 @@ export default class ConsoleProvider {
         await resolver.make(QueueService),
         await resolver.make(PluginRegistry),
         new KernelDashboard()
+      )
+    })
+    this.app.container.singleton(HealthService, async (resolver) => {
+      return new HealthService(
+        await resolver.make(QueueService),
+        await resolver.make(PluginRegistry),
+        await resolver.make(InstanceRegistry)
       )
     })
   }

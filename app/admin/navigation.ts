@@ -15,7 +15,10 @@ const CORE_BEFORE = [
   { label: 'Dashboard', path: '', permission: 'admin' },
   { label: 'Users', path: '/users', permission: 'admin' },
 ]
-const CORE_AFTER = [{ label: 'Plugins', path: '/plugins', permission: 'admin' }]
+const CORE_AFTER = [
+  { label: 'Health', path: '/health', permission: 'admin' },
+  { label: 'Plugins', path: '/plugins', permission: 'admin' },
+]
 
 /** A user's rights as getUserInfo reports them (defaults, then `admin` from is_admin, then stored ones). */
 export function rightsOf(user: User): Record<string, boolean> {

@@ -8,6 +8,7 @@ const SignInController = () => import('./controllers/sign_in_controller.js')
 const DashboardController = () => import('./controllers/dashboard_controller.js')
 const UsersController = () => import('./controllers/users_controller.js')
 const PluginsController = () => import('./controllers/plugins_controller.js')
+const HealthController = () => import('./controllers/health_controller.js')
 const AccountController = () => import('./controllers/account_controller.js')
 
 /**
@@ -60,6 +61,8 @@ export async function registerConsole(router: Router, app: ApplicationService) {
           router.post('/admin/users/:id/delegations', [UsersController, 'delegate'])
           router.post('/admin/users/:id/sessions/revoke', [UsersController, 'revokeSession'])
           router.get('/admin/plugins', [PluginsController, 'index']).as('console.plugins')
+          router.get('/admin/health', [HealthController, 'show']).as('console.health')
+          router.post('/admin/health/jobs/:id/retry', [HealthController, 'retryJob'])
           router.get('/admin/account', [AccountController, 'show']).as('console.account')
           router.post('/admin/account/totp', [AccountController, 'startTotp'])
           router.post('/admin/account/totp/confirm', [AccountController, 'confirmTotp'])

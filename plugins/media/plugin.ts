@@ -22,4 +22,8 @@ export default definePlugin({
   realtime: () => import('./socket/realtime.js'),
   routes: () => import('./routes.js'),
   provider: () => import('./provider.js'),
+  // No console pages: its section of the Health page (storage use).
+  admin: {
+    health: () => import('./admin/health.js'),
+  },
 })

@@ -9,6 +9,7 @@ import {
   type JobState,
   type JobStatus,
   type QueueDriver,
+  tallyByName,
 } from './types.js'
 
 export interface BullMqDriverOptions {
@@ -176,6 +177,24 @@ export class BullMqQueueDriver implements QueueDriver {
   async purgeDead() {
     const removed = await this.queue.clean(0, 0, 'failed')
     return removed.length
+  }
+
+  async countsByName(limit: number) {
+    const states = [
+      ['waiting', 'waiting'],
+      ['prioritized', 'waiting'],
+      ['delayed', 'delayed'],
+      ['active', 'active'],
+      ['failed', 'dead'],
+    ] as const
+    const taken: { name: string; state: 'waiting' | 'delayed' | 'active' | 'dead' }[] = []
+    let sampled = false
+    for (const [bullState, state] of states) {
+      const jobs = await this.queue.getJobs([bullState], 0, limit)
+      if (jobs.length > limit) sampled = true
+      for (const job of jobs.slice(0, limit)) if (job) taken.push({ name: job.name, state })
+    }
+    return { byName: tallyByName(taken), sampled }
   }
 
   async counts() {

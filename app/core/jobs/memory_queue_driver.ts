@@ -9,6 +9,7 @@ import {
   type JobState,
   type JobStatus,
   type QueueDriver,
+  tallyByName,
 } from './types.js'
 
 interface MemoryJob {
@@ -142,6 +143,22 @@ export class MemoryQueueDriver implements QueueDriver {
     const counts = { waiting: 0, delayed: 0, active: 0, completed: 0, dead: 0 }
     for (const job of this.jobs.values()) counts[job.state]++
     return counts
+  }
+
+  async countsByName(limit: number) {
+    const seen = { waiting: 0, delayed: 0, active: 0, dead: 0 }
+    const taken: { name: string; state: keyof typeof seen }[] = []
+    let sampled = false
+    for (const job of this.jobs.values()) {
+      if (job.state === 'completed') continue
+      if (seen[job.state] >= limit) {
+        sampled = true
+        continue
+      }
+      seen[job.state]++
+      taken.push({ name: job.spec.name, state: job.state })
+    }
+    return { byName: tallyByName(taken), sampled }
   }
 
   /**

@@ -48,6 +48,15 @@ export interface JobStatus {
   error?: string
 }
 
+/** A job name's jobs per state (completed jobs are not counted). */
+export interface JobNameCounts {
+  name: string
+  waiting: number
+  delayed: number
+  active: number
+  dead: number
+}
+
 /** A job that failed every attempt (or failed permanently), kept until retried or purged. */
 export interface DeadJob {
   id: string
@@ -88,6 +97,12 @@ export interface QueueDriver {
   /** Counts per state, for operators. */
   counts(): Promise<Record<'waiting' | 'delayed' | 'active' | 'completed' | 'dead', number>>
   /**
+   * Jobs not completed (waiting, delayed, active, dead) per job name and state,
+   * for operators; looks at most `limit` jobs of each state (`sampled` true
+   * when a state held more).
+   */
+  countsByName(limit: number): Promise<{ byName: JobNameCounts[]; sampled: boolean }>
+  /**
    * Stops taking jobs and lets running ones finish, waiting at most
    * `timeoutMs`; then releases connections. Idempotent.
    */
@@ -109,4 +124,23 @@ export class PermanentJobError extends Error {
 /** Retry n (1-based) waits backoff × 2^(n-1): BullMQ's "exponential" formula, shared by both drivers. */
 export function retryDelay(backoff: number, failedAttempts: number) {
   return Math.round(backoff * 2 ** (failedAttempts - 1))
+}
+
+/** Tallies jobs by name (shared by the drivers). */
+export function tallyByName(
+  jobs: Iterable<{ name: string; state: 'waiting' | 'delayed' | 'active' | 'dead' }>
+): JobNameCounts[] {
+  const byName = new Map<string, JobNameCounts>()
+  for (const job of jobs) {
+    const counts = byName.get(job.name) ?? {
+      name: job.name,
+      waiting: 0,
+      delayed: 0,
+      active: 0,
+      dead: 0,
+    }
+    counts[job.state]++
+    byName.set(job.name, counts)
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
 }

@@ -91,6 +91,22 @@ export interface PluginAdminSection {
   dashboard?: LazyDefault<new (...args: any[]) => DashboardPart>
   /** Events (emitter names) after which the plugin's dashboard figures may have changed. */
   liveEvents?: string[]
+  /** The plugin's section of the Health page: a class the container builds once (see HealthPart). */
+  health?: LazyDefault<new (...args: any[]) => HealthPart>
+}
+
+/** One section of the console's Health page (media storage, an outbox...). */
+export interface HealthSection {
+  key: string
+  title: string
+  /** False shows the section as failing (its lines say why). */
+  ok: boolean
+  lines: { label: string; value: string }[]
+}
+
+/** What a plugin shows on the Health page: cheap probes of what it owns. */
+export interface HealthPart {
+  sections(): Promise<HealthSection[]>
 }
 
 /** One figure of the dashboard (a count), linked to a console page when `href` is set. */

@@ -118,6 +118,16 @@ export class QueueService {
     return this.driver.counts()
   }
 
+  /** Unfinished jobs per name and state (at most `limit` looked at per state). */
+  countsByName(limit = 1000) {
+    return this.driver.countsByName(limit)
+  }
+
+  /** Which driver holds the jobs: `memory` (this process) or `bullmq` (Redis). */
+  get driverKind() {
+    return this.driver.kind
+  }
+
   /** Graceful stop: no new jobs, running ones get QUEUE_SHUTDOWN_TIMEOUT to finish. */
   shutdown(timeoutMs = this.defaults.shutdownTimeoutMs) {
     return this.driver.close(timeoutMs)

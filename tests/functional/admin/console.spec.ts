@@ -16,6 +16,7 @@ const PAGES = [
   '/admin/users',
   '/admin/users/1',
   '/admin/plugins',
+  '/admin/health',
   '/admin/books',
   '/admin/books/1',
   '/admin/tables',
@@ -28,6 +29,7 @@ const PAGES = [
   '/admin/gateways/mail',
 ]
 const WRITES = [
+  '/admin/health/jobs/1/retry',
   '/admin/users',
   '/admin/users/1',
   '/admin/users/1/password',
@@ -269,6 +271,7 @@ test.group('admin console: pages and their props', (group) => {
         '/admin/gateways/deliveries',
         '/admin/gateways/mail',
         '/admin/webhooks',
+        '/admin/health',
         '/admin/plugins',
       ]
     )
