@@ -181,10 +181,17 @@ export class RowWriter {
         this.nextIds.set(table, ids[ids.length - 1] + 1)
       }
       await sealing.sealInserted(trx)
-      // Updates: one statement per row, only the columns that can change.
+      // Updates: one native statement per row (the same SQL text for every row of the table: one
+      // prepared statement on SQLite); knex's query builder cost ~0.4 ms of JavaScript per row
+      // (a rollBackBeforeChange of 1,000 rows spent most of its time there).
       for (const entry of states.filter((candidate) => !candidate.isNew)) {
         const columns = this.computed.columnsOf(category, entry.state)
-        await trx.from(table).where('id', entry.state.id).update(columns)
+        const names = Object.keys(columns)
+        await trxQuery(
+          trx,
+          `UPDATE ${quoteId(table)} SET ${names.map((name) => `${quoteId(name)} = ?`).join(', ')} WHERE id = ?`,
+          [...bindingsOf([columns], names), entry.state.id]
+        )
       }
       // Side tables of multi-valued fields.
       await this.writeSideTables(
