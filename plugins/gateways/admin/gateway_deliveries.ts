@@ -5,10 +5,10 @@ import type { DeliveryState } from '#core/outbox/types'
 import { readPage, whereContains, type PageRequest } from '#core/paging'
 import { MAIL_CHANNEL } from '../services/mail_out/mail_out_service.js'
 import { CHANNEL_OF } from '../services/push/push_providers.js'
+import { ALARM_CHANNEL, REMINDER_CHANNEL } from '../services/reminders/reminder_service.js'
 
 const DELIVERIES = 'outbox_deliveries'
 
-/** The outbox channels the gateways plugin sends through (webhooks have their own). */
 const COLUMNS = [
   'id',
   'channel',
@@ -25,7 +25,17 @@ const COLUMNS = [
   'finished_at',
 ]
 
-export const GATEWAY_CHANNELS: string[] = [...Object.values(CHANNEL_OF), MAIL_CHANNEL]
+/**
+ * The outbox channels the gateways plugin sends through (webhooks have their
+ * own): push, e-mail, and the event reminders (a due reminder fans out to
+ * those, and to the web alarm).
+ */
+export const GATEWAY_CHANNELS: string[] = [
+  ...Object.values(CHANNEL_OF),
+  MAIL_CHANNEL,
+  REMINDER_CHANNEL,
+  ALARM_CHANNEL,
+]
 
 export const DELIVERY_STATES: DeliveryState[] = [
   'pending',
@@ -84,7 +94,7 @@ function deliveryView(row: any) {
 }
 
 /**
- * The gateways plugin's outgoing deliveries in the kernel outbox (push, mail)
+ * The gateways plugin's outgoing deliveries in the kernel outbox (push, mail, reminders)
  * for the console: listed by channel and state, their attempts, and a retry
  * through OutboxService.redeliver (the one behind webhooks' redelivery).
  */

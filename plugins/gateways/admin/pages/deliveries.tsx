@@ -51,6 +51,8 @@ export const CHANNEL_NAMES: Record<string, string> = {
   push_apns: 'Push, iPhone (APNs)',
   push_web: 'Push, browser',
   mail: 'E-mail',
+  reminder: 'Event reminder',
+  alarm: 'Web alarm',
 }
 
 export function SmsState({ sms }: { sms: Sms }) {
@@ -92,8 +94,9 @@ export default function Deliveries(props: Props) {
       <Head title="Deliveries" />
       <h1>Outgoing deliveries</h1>
       <p className="muted">
-        Every push notification and e-mail is queued here, then sent and retried until it gets
-        through; a failed one can be sent again. SMS wait below until a gateway phone collects them.
+        Every push notification, e-mail and event reminder is queued here, then sent and retried
+        until it gets through; a failed one can be sent again. SMS wait below until a gateway phone
+        collects them.
       </p>
       <FormErrors />
       <div className="figures small">
