@@ -10,6 +10,9 @@ import { AndroidDeviceService } from '#plugins/gateways/services/android_device_
 import { gatewayService, spaced, uniquePhone, withPhone } from '../helpers/gateways.js'
 import { enqueue, smsOutbox } from '../helpers/sms_outbox.js'
 import { BookAccessService } from '#plugins/books/services/book_access_service'
+import { hasRedis } from '#tests/helpers/database'
+import env from '#start/env'
+import { SMS_ENQUEUED_SIGNAL } from '#plugins/gateways/services/android_realtime'
 
 const run = promisify(execFile)
 const PRIVATE_TOKEN = 'quire-private-token-for-android-gateway-tests'
@@ -402,4 +405,34 @@ test.group('gateways: SMS Gateway for Android, messages, events and webhooks', (
     })
     assert.equal(refused.status, 401)
   })
+  test('an SMS queued by another instance wakes the phone held here (the hub signal on Redis)', async ({
+    assert,
+  }) => {
+    const device = await tiedPhone()
+    const gateway = await gatewayService.find(device.gatewayPhone)
+    const controller = new AbortController()
+    const response = await fetch(`${serverUrl()}/api/mobile/v1/events`, {
+      headers: { Authorization: `Bearer ${device.token}` },
+      signal: controller.signal,
+    })
+    try {
+      const reader = response.body!.getReader()
+      await readUntil(reader, ':connected')
+      // What another instance's relay publishes on the hub's channel when it queues an SMS.
+      const { default: redis } = await import('@adonisjs/redis/services/main')
+      await redis.connection().publish(
+        `${env.get('REDIS_PREFIX', 'quire:')}socket:hub`,
+        JSON.stringify({
+          o: 'another-instance',
+          k: 'signal',
+          t: SMS_ENQUEUED_SIGNAL,
+          d: gateway.id,
+        })
+      )
+      const frames = await readUntil(reader, 'event: MessageEnqueued')
+      assert.include(frames, 'data: null')
+    } finally {
+      controller.abort()
+    }
+  }).skip(!hasRedis(), 'needs Redis (REDIS_HOST): the hub channel joins instances')
 })
