@@ -83,7 +83,11 @@ export class SmsOutboxService {
 
   constructor(private stamps: StampService) {}
 
-  /** Writes the SMS in the caller's transaction; gateways are woken after its commit. */
+  /**
+   * Writes the SMS in the caller's transaction; gateways are woken after its
+   * commit. `to` must be a valid number (a programming error otherwise, which
+   * fails the caller's write): callers check theirs first.
+   */
   async enqueue(
     client: QueryClientContract,
     sms: OutboundSms,
