@@ -125,6 +125,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   BOOKS_COUNTER_REFRESH_MS: Env.schema.number.optional(),
   /** Most changed messages one getBookMessages sstamp delta answers (newest changes first). */
   BOOKS_MESSAGES_DELTA_MAX: Env.schema.number.optional(),
+  /** Days an invitation to an address with no account (inviteMember) stays valid (default 14). */
+  BOOKS_ADDRESS_INVITATION_TTL_DAYS: Env.schema.number.optional(),
 
   /** Media (plugins/media/README.md): storage disk (`fs` under DATA_DIR/media, or `s3`) and its S3 settings. */
   MEDIA_DISK: Env.schema.enum.optional(['fs', 's3'] as const),

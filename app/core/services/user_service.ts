@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import hash from '@adonisjs/core/services/hash'
+import emitter from '@adonisjs/core/services/emitter'
 import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
 import type { StampService } from './stamp_service.js'
@@ -30,6 +31,19 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 /** Phone numbers compare on digits and a leading +. */
 export const normalizePhone = (phone: string) => phone.trim().replace(/[^\d+]/g, '')
 const looksLikePhone = (login: string) => /^\+?[\d\s().-]{6,}$/.test(login.trim())
+
+/** A new account, after its write commits (books turns pending invitations to its address into invitations). */
+export interface UserCreated {
+  userId: number
+  email: string | null
+  phone: string | null
+}
+
+declare module '@adonisjs/core/types' {
+  interface EventsList {
+    'core:user_created': UserCreated
+  }
+}
 
 /** A user's code never changes: the id -> code map can be cached for the process's life. */
 const CODE_CACHE_SIZE = 100_000
@@ -157,8 +171,9 @@ export class UserService {
   async create(input: NewUser): Promise<User> {
     passwordPolicy.assert(input.password)
     const passwordHash = await hash.make(input.password)
+    let user: User
     try {
-      return await this.stamps.write(async ({ trx, stamp }) => {
+      user = await this.stamps.write(async ({ trx, stamp }) => {
         const user = new User()
         user.useTransaction(trx)
         user.merge({
@@ -185,6 +200,13 @@ export class UserService {
       }
       throw error
     }
+    // Awaited: what listeners do for the new account (invitations waiting for it) is there when it answers.
+    await emitter.emit('core:user_created', {
+      userId: user.id,
+      email: user.email ?? null,
+      phone: user.phone ?? null,
+    })
+    return user
   }
 
   /** A page of users matching `search` (code, e-mail, phone or name), by id (the admin console). */
