@@ -171,9 +171,9 @@ export class UserService {
   async create(input: NewUser): Promise<User> {
     passwordPolicy.assert(input.password)
     const passwordHash = await hash.make(input.password)
-    let user: User
+    let created: User
     try {
-      user = await this.stamps.write(async ({ trx, stamp }) => {
+      created = await this.stamps.write(async ({ trx, stamp }) => {
         const user = new User()
         user.useTransaction(trx)
         user.merge({
@@ -202,11 +202,11 @@ export class UserService {
     }
     // Awaited: what listeners do for the new account (invitations waiting for it) is there when it answers.
     await emitter.emit('core:user_created', {
-      userId: user.id,
-      email: user.email ?? null,
-      phone: user.phone ?? null,
+      userId: created.id,
+      email: created.email ?? null,
+      phone: created.phone ?? null,
     })
-    return user
+    return created
   }
 
   /** A page of users matching `search` (code, e-mail, phone or name), by id (the admin console). */
