@@ -15,17 +15,25 @@
  * Settings: BENCH_ROWS, BENCH_COMPANIES (10,000), BENCH_HISTORY (cell history entries, as many
  * as rows), BENCH_UPDATES (3,000 updateTableValue per round), BENCH_HISTORY_ROUNDS (5 rounds
  * each, history on and off), BENCH_WRITERS (8 concurrent clients), BENCH_BUILD_DIR (the compiled
- * build, tmp/bench-build), BENCH_NODE_OPTIONS (for the servers: `--cpu-prof`).
+ * build, tmp/bench-build), BENCH_NODE_OPTIONS (for the servers: `--cpu-prof`), BENCH_BEFORE_SERVER
+ * (another build's bin/server.js, measured in the same rounds: before/after).
  * The database is migrated fresh (migration:fresh) before seeding, unless BENCH_REUSE=1
  * (each run adds rows through createOrUpdateTableRows).
  */
 import 'reflect-metadata'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { Ignitor } from '@adonisjs/core'
 import cliProgress from 'cli-progress'
 import { apiClient } from './lib/api_client.js'
-import { benchEnv, buildCompiled, signIn, startQuire } from './lib/quire_process.js'
+import {
+  benchEnv,
+  buildCompiled,
+  signIn,
+  startQuire,
+  type QuireProcess,
+} from './lib/quire_process.js'
 
 const APP_ROOT = new URL('../', import.meta.url)
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
@@ -117,23 +125,42 @@ if (!REUSE) await seedUser()
 
 // ---- the servers: the compiled build, history on and off, on this database ----------
 const compiled = buildCompiled()
-const serverEnv = benchEnv({ DATA_DIR: process.env.DATA_DIR })
+// Absolute: a build elsewhere (BENCH_BEFORE_SERVER) resolves a relative data folder from its own root.
+const serverEnv = benchEnv({ DATA_DIR: resolve(process.env.DATA_DIR) })
 const serverOn = await startQuire({ ...serverEnv, TABLES_HISTORY: 'true' }, { compiled })
 const serverOff = await startQuire({ ...serverEnv, TABLES_HISTORY: 'false' }, { compiled })
+/**
+ * BENCH_BEFORE_SERVER: the bin/server.js of another build (an earlier commit's, made with its own
+ * `node bin/start.js --build-only`), started too with history on and measured in the same
+ * alternating rounds as `before`: a before/after comparison under the same load.
+ */
+const BEFORE = process.env.BENCH_BEFORE_SERVER
+const serverBefore = BEFORE
+  ? await startQuire({ ...serverEnv, TABLES_HISTORY: 'true' }, { compiled: BEFORE })
+  : null
 const session = await signIn(serverOn.url, 'bench@example.test', 'bench-password')
 const WRITERS = (process.env.BENCH_WRITERS ?? '8').split(',').map(Number)
 const clientOn = apiClient(serverOn.url, session, Math.max(16, ...WRITERS))
 const clientOff = apiClient(serverOff.url, session, Math.max(16, ...WRITERS))
+const clientBefore = serverBefore
+  ? apiClient(serverBefore.url, session, Math.max(16, ...WRITERS))
+  : null
 const api = clientOn.call
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
-/** Each server with its client: `on` records cell history, `off` does not. */
-const modes = {
+type Mode = 'on' | 'off' | 'before'
+/** Each server with its client: `on` records cell history, `off` does not, `before` is BEFORE's. */
+const modes: Partial<Record<Mode, { server: QuireProcess; call: typeof api }>> = {
   on: { server: serverOn, call: clientOn.call },
   off: { server: serverOff, call: clientOff.call },
+  ...(serverBefore && clientBefore
+    ? { before: { server: serverBefore, call: clientBefore.call } }
+    : {}),
 }
-type Mode = keyof typeof modes
-/** Alternating rounds (on, off, off, on, ...): both see the same machine load. */
-const alternate = (i: number): Mode[] => (i % 2 ? ['off', 'on'] : ['on', 'off'])
+const modeList = Object.keys(modes) as Mode[]
+/** Rounds in rotating order (on, off, before; off, before, on; ...): all see the same load. */
+const alternate = (i: number): Mode[] => modeList.map((_, j) => modeList[(i + j) % modeList.length])
+const emptyRounds = () =>
+  Object.fromEntries(modeList.map((mode) => [mode, []])) as unknown as Record<Mode, Measured[]>
 
 /**
  * A load's rate (per second of wall time) and the server's CPU time per unit of work (ms): on a
@@ -144,11 +171,12 @@ interface Measured {
   cpu: number
 }
 async function measure(mode: Mode, units: number, load: () => Promise<unknown>): Promise<Measured> {
-  const cpu0 = modes[mode].server.cpuMs()
+  const { server } = modes[mode]!
+  const cpu0 = server.cpuMs()
   const t0 = performance.now()
   await load()
   const seconds = (performance.now() - t0) / 1000
-  return { rate: units / seconds, cpu: (modes[mode].server.cpuMs() - cpu0) / units }
+  return { rate: units / seconds, cpu: (server.cpuMs() - cpu0) / units }
 }
 /** Median rate and median CPU time per unit of each mode's rounds, printed side by side. */
 function compare(rounds: Record<Mode, Measured[]>, unit: string, cpuUnit: string) {
@@ -158,10 +186,14 @@ function compare(rounds: Record<Mode, Measured[]>, unit: string, cpuUnit: string
   })
   const on = of('on')
   const off = of('off')
+  const before = rounds.before ? of('before') : null
   return (
     `${on.rate.toFixed(0)}${unit} history on, ${off.rate.toFixed(0)}${unit} off ` +
     `(on = ${((on.rate / off.rate) * 100).toFixed(0)} % of off); server CPU ` +
-    `${on.cpu.toFixed(3)} / ${off.cpu.toFixed(3)} ms${cpuUnit}`
+    `${on.cpu.toFixed(3)} / ${off.cpu.toFixed(3)} ms${cpuUnit}` +
+    (before
+      ? `; before (BENCH_BEFORE_SERVER, history on): ${before.rate.toFixed(0)}${unit}, CPU ${before.cpu.toFixed(3)} ms`
+      : '')
   )
 }
 
@@ -526,7 +558,7 @@ function bulk(
               [target.status]: 'open',
               [target.company]: String(companyIds[i % COMPANIES]),
             }
-          await modes[mode].call('createOrUpdateTableRows', { catId: target.catId, rows })
+          await modes[mode]!.call('createOrUpdateTableRows', { catId: target.catId, rows })
         }
       })
     )
@@ -539,9 +571,8 @@ if (only('bulk')) {
     [1, 2, 10_000],
     [8, 16, 1_000],
   ]) {
-    await bulk(target, 'on', clients, Math.min(requests, 2), size) // warm-up
-    await bulk(target, 'off', clients, Math.min(requests, 2), size)
-    const rounds: Record<Mode, Measured[]> = { on: [], off: [] }
+    for (const mode of modeList) await bulk(target, mode, clients, Math.min(requests, 2), size) // warm-up
+    const rounds = emptyRounds()
     for (let i = 0; i < ROUNDS; i++)
       for (const mode of alternate(i))
         rounds[mode].push(await bulk(target, mode, clients, requests, size))
@@ -568,7 +599,7 @@ function updates(mode: Mode, writers: number): Promise<Measured> {
     Promise.all(
       Array.from({ length: writers }, async (_, worker) => {
         for (let i = worker; i < UPDATES; i += writers)
-          await modes[mode].call('updateTableValue', {
+          await modes[mode]!.call('updateTableValue', {
             rowId: String(firstId + ((i * salt) % ROWS)),
             fieldId,
             value: String(i % 100),
@@ -585,9 +616,8 @@ function updates(mode: Mode, writers: number): Promise<Measured> {
 if (only('updates')) {
   const ROUNDS = Number(process.env.BENCH_HISTORY_ROUNDS ?? 5)
   for (const writers of WRITERS) {
-    await updates('on', writers) // warm-up
-    await updates('off', writers)
-    const rounds: Record<Mode, Measured[]> = { on: [], off: [] }
+    for (const mode of modeList) await updates(mode, writers) // warm-up
+    const rounds = emptyRounds()
     for (let i = 0; i < ROUNDS; i++)
       for (const mode of alternate(i)) rounds[mode].push(await updates(mode, writers))
     const label = `updateTableValue, ${writers === 1 ? 'sequential' : `${writers} concurrent clients`}`
@@ -679,8 +709,10 @@ if (only('reference')) {
 
 clientOn.close()
 clientOff.close()
+clientBefore?.close()
 await serverOn.stop()
 await serverOff.stop()
+await serverBefore?.stop()
 
 console.log(
   `\n| measure (${dialect}, ${ROWS.toLocaleString('en')} rows) | result | target |\n|---|---|---|`

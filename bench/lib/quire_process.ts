@@ -112,6 +112,8 @@ export async function startQuire(
   )
   running.add(child)
   child.once('exit', () => running.delete(child))
+  // BENCH_SERVER_LOGS=1: the server's log (stdout) on this process's stderr, to see its errors.
+  if (env.BENCH_SERVER_LOGS === '1') child.stdout?.pipe(process.stderr)
   const url = `http://127.0.0.1:${port}`
   const stop = () =>
     new Promise<void>((resolve) => {
