@@ -21,9 +21,3 @@ export interface PendingSignIn {
   secret?: string
   uri?: string
 }
-
-/** The public id (`sid` claim) of an auth-service access token, read from its payload. */
-export function sessionIdOf(jwt: string): string {
-  const payload = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8'))
-  return String(payload.sid)
-}

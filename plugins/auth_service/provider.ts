@@ -17,6 +17,8 @@ import { TotpService } from './services/totp_service.js'
 import { AuthorizationService } from './services/authorization_service.js'
 import { SessionService } from './services/session_service.js'
 import { LoginService } from './services/login_service.js'
+import { ConsoleSecurity } from '#core/auth/console_security'
+import { AuthServiceConsoleSecurity } from './console_security.js'
 import AuthController from './http/auth_controller.js'
 import SessionsController from './http/sessions_controller.js'
 
@@ -47,6 +49,10 @@ export default class AuthServiceProvider {
     this.registerSecretBox()
     this.registerTokens()
     this.registerRevocationBus()
+    // The console's sign-in and security pages go through the kernel's contract, provided here.
+    this.app.container.singleton(ConsoleSecurity, (resolver) =>
+      resolver.make(AuthServiceConsoleSecurity)
+    )
     bindSingletons(this.app.container, [
       AuthUserService,
       TotpService,

@@ -2,10 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
 import { AccessService } from '#core/services/access_service'
-import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
-import { LoginService } from '#plugins/auth_service/services/login_service'
-import { RecoveryCodeService } from '#plugins/auth_service/services/recovery_code_service'
-import { AuthError } from '#plugins/auth_service/errors'
+import { ConsoleSecurity, ConsoleSecurityError } from '#core/auth/console_security'
 import { validatedBody } from '#admin/forms'
 import { listQuery } from '#admin/list_query'
 import { RECOVERY_CODES_FLASH, SESSION_KEYS } from '#admin/sign_in'
@@ -46,9 +43,7 @@ const newOauthkey = vine.compile(
 export default class AccountController {
   constructor(
     private access: AccessService,
-    private authUsers: AuthUserService,
-    private logins: LoginService,
-    private recovery: RecoveryCodeService
+    private security: ConsoleSecurity
   ) {}
 
   private me(ctx: HttpContext) {
@@ -57,14 +52,14 @@ export default class AccountController {
 
   async show(ctx: HttpContext) {
     const user = this.me(ctx)
-    const authUser = await this.authUsers.ensure(user)
-    const enrolled = this.authUsers.isEnrolled(authUser)
+    const state = await this.security.twoFactorOf(user)
+    const enrolled = state.enrolled
     const pending = ctx.session.get(SESSION_KEYS.enrolment) as Enrolment | undefined
     return ctx.inertia.render('account', {
       twoFactor: {
         enrolled,
-        required: consoleSettings.adminTotpRequired || this.authUsers.requiresTotp(authUser),
-        recoveryCodesLeft: enrolled ? await this.recovery.remaining(user.id) : 0,
+        required: consoleSettings.adminTotpRequired || state.required,
+        recoveryCodesLeft: state.recoveryCodesLeft,
       },
       enrolment:
         pending && !enrolled
@@ -84,10 +79,10 @@ export default class AccountController {
   /** Starts an enrolment: a new secret, kept (sealed, as a pending setup) until its first code. */
   async startTotp(ctx: HttpContext) {
     try {
-      const started = await this.logins.startEnrolment(this.me(ctx))
+      const started = await this.security.startEnrolment(this.me(ctx))
       ctx.session.put(SESSION_KEYS.enrolment, started)
     } catch (error) {
-      if (!(error instanceof AuthError)) throw error
+      if (!(error instanceof ConsoleSecurityError)) throw error
       ctx.session.flash('errorsBag', { totp: error.message })
     }
     return ctx.response.redirect('/admin/account')
@@ -98,24 +93,21 @@ export default class AccountController {
     const input = await validatedBody(ctx, code)
     if (!pending || !input) return ctx.response.redirect('/admin/account')
     try {
-      const codes = await this.logins.confirmEnrolment(this.me(ctx), pending.token, input.code)
+      const codes = await this.security.confirmEnrolment(this.me(ctx), pending.token, input.code)
       ctx.session.forget(SESSION_KEYS.enrolment)
       ctx.session.flash(RECOVERY_CODES_FLASH, codes)
       ctx.session.flash('notice', 'Two-factor authentication is set up')
     } catch (error) {
-      if (!(error instanceof AuthError)) throw error
-      if (error.code !== 'invalid_code') ctx.session.forget(SESSION_KEYS.enrolment)
-      ctx.session.flash('errorsBag', {
-        code:
-          error.code === 'invalid_code' ? 'The code is wrong or was already used' : error.message,
-      })
+      if (!(error instanceof ConsoleSecurityError)) throw error
+      if (error.code !== 'wrong_code') ctx.session.forget(SESSION_KEYS.enrolment)
+      ctx.session.flash('errorsBag', { code: error.message })
     }
     return ctx.response.redirect('/admin/account')
   }
 
   /** Ten new recovery codes (the old ones stop working), shown once. */
   async regenerateCodes(ctx: HttpContext) {
-    const codes = await this.authUsers.regenerateRecoveryCodes(this.me(ctx))
+    const codes = await this.security.regenerateRecoveryCodes(this.me(ctx))
     if (!codes) {
       ctx.session.flash('errorsBag', { recovery: 'Set up two-factor authentication first' })
     } else {
@@ -129,7 +121,7 @@ export default class AccountController {
   async apiPassword(ctx: HttpContext) {
     const input = await validatedBody(ctx, apiPassword)
     if (!input) return ctx.response.redirect('/admin/account')
-    if (!(await this.authUsers.setApiPasswordDisabled(this.me(ctx), input.disabled))) {
+    if (!(await this.security.setApiPasswordDisabled(this.me(ctx), input.disabled))) {
       ctx.session.flash('errorsBag', {
         apiPassword: 'Set up two-factor authentication before turning off password sign-in',
       })

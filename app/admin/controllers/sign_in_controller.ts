@@ -2,11 +2,9 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { inject } from '@adonisjs/core'
 import vine from '@vinejs/vine'
 import { UserService } from '#core/services/user_service'
-import { LoginService } from '#plugins/auth_service/services/login_service'
-import { SessionService } from '#plugins/auth_service/services/session_service'
-import { AuthError } from '#plugins/auth_service/errors'
-import { SIGN_IN_CODE_PATTERN } from '#plugins/auth_service/services/recovery_code_service'
-import { RECOVERY_CODES_FLASH, SESSION_KEYS, sessionIdOf, type PendingSignIn } from '#admin/sign_in'
+import app from '@adonisjs/core/services/app'
+import { ConsoleSecurity, ConsoleSecurityError, type SignedIn } from '#core/auth/console_security'
+import { RECOVERY_CODES_FLASH, SESSION_KEYS, type PendingSignIn } from '#admin/sign_in'
 import { consoleSettings } from '#admin/console_settings'
 import { qrDataUrl } from '#admin/qr'
 
@@ -16,25 +14,27 @@ const passwordStep = vine.compile(
     password: vine.string().maxLength(255),
   })
 )
+// The provider's own pattern (a TOTP code or a recovery code), read once it is bound.
+const provider = await app.container.make(ConsoleSecurity)
 const codeStep = vine.compile(
-  vine.object({ code: vine.string().trim().regex(SIGN_IN_CODE_PATTERN) })
+  vine.object({ code: vine.string().trim().regex(provider.signInCodePattern) })
 )
 
 const REFUSED = 'Invalid login or password'
 
 /**
- * The console's sign-in, over the auth service's login (plugins/auth_service
- * LoginService): the password goes through core's CredentialService (the
- * throttle counters createOauthkey and {auth_url}/login share), then the TOTP
- * code, or the enrolment when the policy requires it and none is set up. A
- * completed sign-in is an auth-service session (listed and revocable on the
- * Users page) and a session-guard login. Only administrators get through.
+ * The console's sign-in, through the kernel's ConsoleSecurity contract (the
+ * auth_service plugin provides it): the password goes through core's
+ * CredentialService (the throttle counters createOauthkey and {auth_url}/login
+ * share), then the TOTP code, or the enrolment when the policy requires it and
+ * none is set up. A completed sign-in is a session of the provider (listed and
+ * revocable on the Users page) and a session-guard login. Only administrators
+ * get through.
  */
 @inject()
 export default class SignInController {
   constructor(
-    private logins: LoginService,
-    private sessions: SessionService,
+    private security: ConsoleSecurity,
     private users: UserService
   ) {}
 
@@ -68,31 +68,32 @@ export default class SignInController {
       .validate(ctx.request.only(['login', 'password']))
       .catch(() => null)
     if (!input) return this.refuse(ctx, REFUSED)
-    let result: Record<string, any>
+    let result
     try {
-      result = await this.logins.passwordLogin(input, this.client(ctx), {
+      result = await this.security.signInWithPassword(
+        input,
+        this.client(ctx),
         // In production the console requires TOTP of administrators (ADMIN_TOTP_REQUIRED).
-        requireTotp: (user) => user.isAdmin && consoleSettings.adminTotpRequired,
-      })
+        (user) => user.isAdmin && consoleSettings.adminTotpRequired
+      )
     } catch (error) {
-      return this.refuse(ctx, error instanceof AuthError ? this.wording(error) : REFUSED, error)
+      return this.refuse(ctx, this.wording(error), error)
     }
     const user = await this.users.findByLogin(input.login)
     if (!user?.isAdmin) {
       // A right password of a non-administrator: no console, and no session left behind.
-      if (typeof result.refresh_token === 'string')
-        await this.sessions.revokeByRefreshToken(result.refresh_token).catch(() => {})
+      if (result.step === 'done') await this.security.endSignIn(result.refreshToken)
       return this.refuse(ctx, 'This account may not use the console')
     }
-    if (result.twoFactorRequired) {
-      this.pend(ctx, { kind: 'totp', token: result.login_token, login: input.login })
-    } else if (result.twoFactorSetupRequired) {
+    if (result.step === 'totp') {
+      this.pend(ctx, { kind: 'totp', token: result.token, login: input.login })
+    } else if (result.step === 'setup') {
       this.pend(ctx, {
         kind: 'setup',
-        token: result.setup_token,
+        token: result.token,
         login: input.login,
-        secret: result.twoFactorData.secret,
-        uri: result.twoFactorData.qr_uri,
+        secret: result.secret,
+        uri: result.uri,
       })
     } else {
       return this.complete(ctx, result)
@@ -112,51 +113,39 @@ export default class SignInController {
         false
       )
     try {
-      const result =
-        pending.kind === 'setup'
-          ? await this.logins.confirmSetup(
-              { setup_token: pending.token, code: input.code },
-              this.client(ctx)
-            )
-          : await this.logins.confirmTotpLogin(
-              { login_token: pending.token, code: input.code },
-              this.client(ctx)
-            )
+      const result = await this.security.signInWithCode(
+        { step: pending.kind, token: pending.token },
+        input.code,
+        this.client(ctx)
+      )
       return this.complete(ctx, result)
     } catch (error) {
-      const burnt =
-        error instanceof AuthError &&
-        ['invalid_setup_token', 'setup_token_expired', 'user_not_found'].includes(error.code)
-      return this.refuse(
-        ctx,
-        error instanceof AuthError ? this.wording(error) : REFUSED,
-        error,
-        !burnt
-      )
+      const burnt = error instanceof ConsoleSecurityError && error.code === 'expired'
+      return this.refuse(ctx, this.wording(error), error, !burnt)
     }
   }
 
   async signOut(ctx: HttpContext) {
     const refreshToken = ctx.session.get(SESSION_KEYS.refreshToken) as string | undefined
-    if (refreshToken) await this.sessions.revokeByRefreshToken(refreshToken).catch(() => {})
+    if (refreshToken) await this.security.endSignIn(refreshToken)
     await ctx.auth.use('web').logout()
     ctx.session.clear()
     return ctx.response.redirect('/admin/login')
   }
 
   /** A completed sign-in; after an enrolment, the Account page shows the new recovery codes once. */
-  private async complete(ctx: HttpContext, result: Record<string, any>) {
-    const user = await this.users.findByCode(result.user.code)
+  private async complete(ctx: HttpContext, result: SignedIn) {
+    const user = await this.users.findByCode(result.userCode)
     if (!user?.isAdmin) {
-      await this.sessions.revokeByRefreshToken(result.refresh_token).catch(() => {})
+      await this.security.endSignIn(result.refreshToken)
       return this.refuse(ctx, 'This account may not use the console')
     }
     ctx.session.forget(SESSION_KEYS.pending)
     ctx.session.regenerate()
     await ctx.auth.use('web').login(user)
-    ctx.session.put(SESSION_KEYS.authSession, sessionIdOf(result.jwt))
-    ctx.session.put(SESSION_KEYS.refreshToken, result.refresh_token)
-    if (Array.isArray(result.recoveryCodes)) {
+    ctx.session.put(SESSION_KEYS.authSession, result.sessionId)
+    ctx.session.put(SESSION_KEYS.refreshToken, result.refreshToken)
+    if (result.recoveryCodes) {
       ctx.session.flash(RECOVERY_CODES_FLASH, result.recoveryCodes)
       return ctx.response.redirect('/admin/account')
     }
@@ -167,14 +156,15 @@ export default class SignInController {
     ctx.session.put(SESSION_KEYS.pending, pending)
   }
 
-  private wording(error: AuthError) {
+  /** What a refusal says; anything but the provider's refusals is not one (refuse rethrows it). */
+  private wording(error: unknown) {
+    if (!(error instanceof ConsoleSecurityError)) return REFUSED
     switch (error.code) {
-      case 'too_many_requests':
+      case 'throttled':
         return error.message
-      case 'invalid_code':
+      case 'wrong_code':
         return 'The code is wrong or was already used'
-      case 'invalid_setup_token':
-      case 'setup_token_expired':
+      case 'expired':
         return 'This sign-in has expired: start again'
       default:
         return REFUSED
@@ -182,7 +172,7 @@ export default class SignInController {
   }
 
   private refuse(ctx: HttpContext, message: string, error?: unknown, keepPending = false) {
-    if (error && !(error instanceof AuthError)) throw error
+    if (error && !(error instanceof ConsoleSecurityError)) throw error
     if (!keepPending) ctx.session.forget(SESSION_KEYS.pending)
     ctx.session.flash('error', message)
     return ctx.response.redirect('/admin/login')

@@ -4,8 +4,7 @@ import vine from '@vinejs/vine'
 import type User from '#models/user'
 import { UserService } from '#core/services/user_service'
 import { AccessService } from '#core/services/access_service'
-import { AuthUserService } from '#plugins/auth_service/services/auth_user_service'
-import { SessionService } from '#plugins/auth_service/services/session_service'
+import { ConsoleSecurity } from '#core/auth/console_security'
 import { refusalAsFormError, validatedBody } from '#admin/forms'
 import { listQuery } from '#admin/list_query'
 import { passwordPolicy } from '#core/services/password_policy'
@@ -51,16 +50,15 @@ const revoke = vine.compile(
 
 /**
  * The console's Users pages. Every write goes through the service method the
- * rest of Quire uses (UserService, AccessService, the auth service's
- * AuthUserService and SessionService); the page only asks and shows.
+ * rest of Quire uses (UserService, AccessService, and the
+ * authentication provider's ConsoleSecurity); the page only asks and shows.
  */
 @inject()
 export default class UsersController {
   constructor(
     private users: UserService,
     private access: AccessService,
-    private authUsers: AuthUserService,
-    private authSessions: SessionService
+    private security: ConsoleSecurity
   ) {}
 
   /** The password policy's verdict as a form error on `password`; true when it was refused. */
@@ -111,16 +109,12 @@ export default class UsersController {
     return ctx.inertia.render('users/show', {
       user: this.summary(user),
       twoFactor: async () => {
-        const authUser = await this.authUsers.find(user.id)
-        return {
-          enrolled: authUser ? this.authUsers.isEnrolled(authUser) : false,
-          policy: authUser?.totp_policy ?? null,
-          required: authUser ? this.authUsers.requiresTotp(authUser) : false,
-        }
+        const state = await this.security.twoFactorOf(user)
+        return { enrolled: state.enrolled, policy: state.policy, required: state.required }
       },
       delegations: async () => this.users.delegationsOf(user.id, await page('delegations')),
       sesskeys: async () => this.access.sessionsOf(user.id, await page('sesskeys')),
-      authSessions: async () => this.authSessions.pageActive(user.id, await page('authSessions')),
+      authSessions: async () => this.security.sessionsOf(user.id, await page('authSessions')),
     })
   }
 
@@ -168,7 +162,7 @@ export default class UsersController {
     if (input.disabled) {
       // Every way in ends with it: sesskeys and oauthkeys, and the auth service's sessions.
       await this.access.revokeAllSessionsOf(user.id, 'disabled')
-      await this.authSessions.revokeAll(user.id, 'disabled')
+      await this.security.endAllSessions(user.id, 'disabled')
     }
     ctx.session.flash('notice', input.disabled ? 'Account disabled' : 'Account enabled')
     return ctx.response.redirect().back()
@@ -178,9 +172,9 @@ export default class UsersController {
     const user = await this.find(ctx)
     const input = await validatedBody(ctx, twoFactor)
     if (!input) return ctx.response.redirect().back()
-    if (input.action === 'reset') await this.authUsers.resetTotp(user)
+    if (input.action === 'reset') await this.security.resetTwoFactor(user)
     else
-      await this.authUsers.setPolicy(
+      await this.security.setTwoFactorPolicy(
         user,
         input.action === 'require' ? 'required' : input.action === 'optional' ? 'optional' : null
       )
@@ -213,7 +207,7 @@ export default class UsersController {
     const input = await validatedBody(ctx, revoke)
     if (!input) return ctx.response.redirect().back()
     if (input.kind === 'sesskey') await this.access.revokeSessionOf(user.id, Number(input.id))
-    else await this.authSessions.revoke({ userId: user.id, sessionId: input.id }, 'console')
+    else await this.security.endSession(user.id, input.id, 'console')
     ctx.session.flash('notice', 'Session revoked')
     return ctx.response.redirect().back()
   }

@@ -1,14 +1,15 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import app from '@adonisjs/core/services/app'
-import db from '@adonisjs/lucid/services/db'
+import { ConsoleSecurity } from '#core/auth/console_security'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
 import { navigationFor, mayUse } from '#admin/navigation'
 import { SESSION_KEYS } from '#admin/sign_in'
 
 /**
  * Every console page but the sign-in: a signed-in administrator whose
- * console session (an auth-service session, revocable from the Users page)
+ * console session (a session of the authentication provider, revocable from
+ * the Users page)
  * is still active. Anyone else is sent to the sign-in page before any
  * handler runs: no page, no prop. Shares `me` and `nav` with every page.
  * `permission` (a right name) narrows a plugin's pages further.
@@ -17,19 +18,13 @@ export default class ConsoleAuthMiddleware {
   async handle(ctx: HttpContext, next: NextFn, options: { permission?: string } = {}) {
     const guard = ctx.auth.use('web')
     const user = (await guard.check()) ? guard.user! : null
+    const security = await app.container.make(ConsoleSecurity)
     const sid = ctx.session.get(SESSION_KEYS.authSession) as string | undefined
     const active =
       user !== null &&
       user.isAdmin &&
       sid !== undefined &&
-      Boolean(
-        await db
-          .from('auth_sessions')
-          .where('public_id', sid)
-          .where('user_id', user.id)
-          .whereNull('revoked_at')
-          .first()
-      )
+      (await security.isSessionOpen(user.id, sid))
     if (!active) {
       if (user) await guard.logout()
       ctx.session.forget(SESSION_KEYS.authSession)
