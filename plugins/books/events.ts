@@ -118,3 +118,33 @@ declare module '#core/outbox/types' {
     'books:member_invited': MemberInviting
   }
 }
+
+/**
+ * An invitation to an e-mail address or phone number with no account, as
+ * staged INSIDE its transaction (kernel outbox topic, docs/outbox.md): the
+ * gateways plugin's e-mail or SMS carrying the link `/invite/<token>`. The
+ * token is in this event only (the table keeps its hash): contributors put
+ * it in the link and nowhere else.
+ */
+export interface AddressInviting {
+  bookId: number
+  b_o: string
+  b_c: string
+  kind: 'email' | 'phone'
+  /** Lower-cased e-mail, or the phone as users.phone stores it (digits and a leading +). */
+  address: string
+  /** The invitation row: with the token it makes one delivery per invitation sent. */
+  invitationId: number
+  token: string
+  /** The user acted as (the inviter). */
+  actorId: number
+  /** Epoch ms. */
+  expiresAt: number
+  stamp: number
+}
+
+declare module '#core/outbox/types' {
+  interface OutboxTopics {
+    'books:address_invited': AddressInviting
+  }
+}

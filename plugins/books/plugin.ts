@@ -43,6 +43,8 @@ export default definePlugin({
   userInfo: () => import('./user_info.js'),
   demo: () => import('./database/demo.js'),
   provider: () => import('./provider.js'),
+  // GET /invite/:token, the link of an invitation to an address with no account.
+  routes: () => import('./routes.js'),
   // Console pages (/admin/books): admin/routes.ts, admin/pages/*.tsx.
   admin: {
     nav: [{ label: 'Books' }],

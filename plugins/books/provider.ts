@@ -1,7 +1,9 @@
 import type { ApplicationService } from '@adonisjs/core/types'
+import { UserService } from '#core/services/user_service'
 import { bindSingletons } from '#core/container/bind_singletons'
 import { StampService } from '#core/services/stamp_service'
 import booksConfig from './config.js'
+import { AddressInvitationService } from './services/address_invitation_service.js'
 import { BookAccessService } from './services/book_access_service.js'
 import { BookCountersService } from './services/book_counters_service.js'
 import { BookService } from './services/book_service.js'
@@ -29,6 +31,7 @@ export default class BooksProvider {
   register() {
     this.registerCounters()
     bindSingletons(this.app.container, [
+      AddressInvitationService,
       BookAccessService,
       BookService,
       MemberService,
@@ -50,6 +53,27 @@ export default class BooksProvider {
         booksConfig.counterRefreshMs
       )
       return this.counters
+    })
+  }
+
+  /** A new account receives the invitations sent to its e-mail or phone before it existed. */
+  async boot() {
+    const emitter = await this.app.container.make('emitter')
+    emitter.on('core:user_created', async (created) => {
+      try {
+        const users = await this.app.container.make(UserService)
+        const user = await users.findById(created.userId)
+        if (!user) return
+        const members = await this.app.container.make(MemberService)
+        await members.adoptAddressInvitations(user)
+      } catch (error) {
+        // The account exists: its invitations by address stay pending (they expire) rather than fail it.
+        const logger = await this.app.container.make('logger')
+        logger.error(
+          { err: error, userId: created.userId },
+          'books: adopting address invitations failed'
+        )
+      }
     })
   }
 

@@ -7,6 +7,7 @@ import { AndroidDeviceService } from './services/android_device_service.js'
 import { AndroidGatewayService } from './services/android_gateway_service.js'
 import { GatewayLimits } from './services/gateway_limits.js'
 import { CopyService } from './services/copies/copy_service.js'
+import { AddressInvitationLinks } from './services/invitations/address_invitation_links.js'
 import { MAIL_CHANNEL, MailOutService } from './services/mail_out/mail_out_service.js'
 import {
   ALARM_CHANNEL,
@@ -68,6 +69,8 @@ export default class GatewaysProvider {
     outbox.registerChannel(MAIL_CHANNEL, mailOut.channel())
     const copies = await this.app.container.make(CopyService)
     outbox.contribute('books:message_changed', copies.messageContributor())
+    const invitationLinks = await this.app.container.make(AddressInvitationLinks)
+    outbox.contribute('books:address_invited', invitationLinks.contributor())
     const reminders = await this.app.container.make(ReminderService)
     outbox.registerChannel(REMINDER_CHANNEL, reminders.reminderChannel())
     outbox.registerChannel(ALARM_CHANNEL, reminders.alarmChannel())

@@ -15,7 +15,9 @@ const validator = vine.compile(
 /**
  * inviteMember (extension): RIGHT_ADMIN invites `member` (a user code, e-mail
  * or phone; aliases login, u_invite) with `right` (default 2). The invitee
- * sees the book with accepted false until acceptInvitation.
+ * sees the book with accepted false until acceptInvitation. An e-mail or
+ * phone no account has answers `pending` true: the invitation waits for an
+ * account with that address, and its link is sent there.
  */
 @inject()
 export default class InviteMember extends BaseOperation {
@@ -40,6 +42,12 @@ export default class InviteMember extends BaseOperation {
       memberOf(input),
       input.right ?? RIGHT_READWRITE
     )
+    if ('pending' in result)
+      return {
+        sstamp: await this.stamps.watermark(),
+        pending: true,
+        member: { kind: result.kind, right: result.right },
+      }
     return {
       sstamp: await this.stamps.watermark(),
       member: { u_c: result.u_c, invite: result.invite, right: result.right, del: result.del },

@@ -12,6 +12,7 @@ import { TABLES, type MemberRow } from '../models/records.js'
 import { RIGHT_ADMIN, RIGHT_READWRITE, isValidRight } from '../rights.js'
 import type { MemberChange } from '../events.js'
 import { BookAccessService, type BookRef } from './book_access_service.js'
+import { AddressInvitationService, invitationAddressOf } from './address_invitation_service.js'
 import '../events.js'
 
 export interface MemberResult {
@@ -20,6 +21,14 @@ export interface MemberResult {
   invite: 'sent' | 'accepted'
   right: number
   del: boolean
+}
+
+/** inviteMember's answer for an address with no account: the link was sent, the invitation waits. */
+export interface PendingInvitationResult {
+  book: BookRef
+  pending: true
+  kind: 'email' | 'phone'
+  right: number
 }
 
 /**
@@ -37,7 +46,8 @@ export class MemberService {
     private stamps: StampService,
     private access: BookAccessService,
     private users: UserService,
-    private outbox: OutboxService
+    private outbox: OutboxService,
+    private addressInvitations: AddressInvitationService
   ) {}
 
   private async findMember(bookId: number, userId: number, trx?: TransactionClientContract) {
@@ -54,72 +64,132 @@ export class MemberService {
     return user
   }
 
-  /** inviteMember (extension): RIGHT_ADMIN; the invitee is found by code, e-mail or phone. */
+  /**
+   * inviteMember (extension): RIGHT_ADMIN; the invitee is found by code,
+   * e-mail or phone. An e-mail or phone no account has is invited by address:
+   * a pending invitation whose link the gateways plugin sends.
+   */
   async invite(
     actor: Actor,
     b_o: string,
     b_c: string,
     login: string,
     right = RIGHT_READWRITE
-  ): Promise<MemberResult> {
+  ): Promise<MemberResult | PendingInvitationResult> {
     const book = await this.access.resolveFor(actor, b_o, b_c, 'admin')
     if ({ ...DEFAULT_RIGHTS, ...actor.user.rights }.inviteMembers !== true) {
       throw rpcError('FORBIDDEN', 'You may not invite members')
     }
     if (!isValidRight(right))
       throw rpcError('INVALID_PARAMETER', 'Invalid parameter right: 1 to 4', { field: 'right' })
-    const invitee = await this.targetUser(login)
+    const invitee = await this.users.findByLogin(login)
+    if (!invitee) {
+      const address = invitationAddressOf(login)
+      if (!address) throw rpcError('NOT_FOUND', `No user with the code, e-mail or phone ${login}`)
+      return this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+        await this.addressInvitations.store(
+          trx,
+          stamp,
+          afterCommit,
+          book,
+          address,
+          right,
+          actor.user.id
+        )
+        return { book, pending: true as const, kind: address.kind, right }
+      })
+    }
     return this.stamps.write(async ({ trx, stamp, afterCommit }) => {
       const existing = await this.findMember(book.id, invitee.id, trx)
       if (existing && !existing.del && existing.invite === 'accepted') {
         throw rpcError('CONFLICT', `${invitee.code} is already a member of this book`)
       }
-      const now = new Date()
-      const fields = {
-        invite: 'sent',
-        right,
-        invited_by: actor.user.id,
-        del: false,
-        sstamp: stamp,
-        updated_at: now,
-      }
-      if (existing) {
-        await trx.from(TABLES.members).where('id', existing.id).update(fields)
-      } else {
-        await trx.table(TABLES.members).insert({
-          ...fields,
-          book_id: book.id,
-          user_id: invitee.id,
-          user_prefs: '{}',
-          favorite: false,
-          sort_order: 0,
-          last_msg_read: 0,
-          nb_not_read: 0,
-          created_at: now,
-        })
-      }
-      await this.touchBook(trx, book.id, stamp)
-      await linkContacts(trx, stamp, actor.user.id, [invitee.id], false)
-      // The invitee's push notification (gateways), written with the invitation.
-      if (this.outbox.wants('books:member_invited', { bookId: book.id }))
-        await this.outbox.stage(
-          trx,
-          'books:member_invited',
-          {
-            bookId: book.id,
-            b_o: book.b_o,
-            b_c: book.b_c,
-            userId: invitee.id,
-            right,
-            actorId: actor.user.id,
-            onBehalfOf: actor.onBehalf ? actor.principal.id : null,
-            stamp,
-          },
-          afterCommit
-        )
-      afterCommit(() => this.emit(book, invitee, 'invited', 'sent', right, false, actor))
+      await this.addInvitation(trx, stamp, afterCommit, book, invitee, existing, right, {
+        actorId: actor.user.id,
+        onBehalfOf: actor.onBehalf ? actor.principal.id : null,
+      })
       return { book, u_c: invitee.code, invite: 'sent' as const, right, del: false }
     })
+  }
+
+  /**
+   * A new account's pending invitations by address (its e-mail or phone)
+   * become invitations as inviteMember makes them, in one transaction.
+   * Called on `core:user_created`; a book where the user already is a live
+   * member keeps that membership.
+   */
+  async adoptAddressInvitations(user: User) {
+    const addresses = [user.email, user.phone].filter((value): value is string => !!value)
+    if (addresses.length === 0) return
+    await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      for (const row of await this.addressInvitations.take(trx, addresses)) {
+        const book = await this.access.findById(Number(row.book_id))
+        if (!book) continue
+        const existing = await this.findMember(book.id, user.id, trx)
+        if (existing && !existing.del) continue
+        await this.addInvitation(trx, stamp, afterCommit, book, user, existing, Number(row.right), {
+          actorId: Number(row.invited_by),
+          onBehalfOf: null,
+        })
+      }
+    })
+  }
+
+  /** Writes a 'sent' membership and what goes with it (contacts, the invitee's push, the event). */
+  private async addInvitation(
+    trx: TransactionClientContract,
+    stamp: number,
+    afterCommit: (callback: () => unknown) => void,
+    book: BookRef,
+    invitee: User,
+    existing: MemberRow | null,
+    right: number,
+    by: { actorId: number; onBehalfOf: number | null }
+  ) {
+    const now = new Date()
+    const fields = {
+      invite: 'sent',
+      right,
+      invited_by: by.actorId,
+      del: false,
+      sstamp: stamp,
+      updated_at: now,
+    }
+    if (existing) {
+      await trx.from(TABLES.members).where('id', existing.id).update(fields)
+    } else {
+      await trx.table(TABLES.members).insert({
+        ...fields,
+        book_id: book.id,
+        user_id: invitee.id,
+        user_prefs: '{}',
+        favorite: false,
+        sort_order: 0,
+        last_msg_read: 0,
+        nb_not_read: 0,
+        created_at: now,
+      })
+    }
+    await this.touchBook(trx, book.id, stamp)
+    await linkContacts(trx, stamp, by.actorId, [invitee.id], false)
+    // The invitee's push notification (gateways), written with the invitation.
+    if (this.outbox.wants('books:member_invited', { bookId: book.id }))
+      await this.outbox.stage(
+        trx,
+        'books:member_invited',
+        {
+          bookId: book.id,
+          b_o: book.b_o,
+          b_c: book.b_c,
+          userId: invitee.id,
+          right,
+          actorId: by.actorId,
+          onBehalfOf: by.onBehalfOf,
+          stamp,
+        },
+        afterCommit
+      )
+    afterCommit(() => this.emit(book, invitee, 'invited', 'sent', right, false, by.actorId))
   }
 
   /** acceptInvitation (extension and socket system message): sent -> accepted. */
@@ -160,7 +230,15 @@ export class MemberService {
         true
       )
       afterCommit(() =>
-        this.emit(book, actor.user, 'accepted', 'accepted', Number(member.right), false, actor)
+        this.emit(
+          book,
+          actor.user,
+          'accepted',
+          'accepted',
+          Number(member.right),
+          false,
+          actor.user.id
+        )
       )
       return {
         book,
@@ -219,7 +297,7 @@ export class MemberService {
         .where('id', member.id)
         .update({ right, sstamp: stamp, updated_at: new Date() })
       await this.touchBook(trx, book.id, stamp)
-      afterCommit(() => this.emit(book, user, 'right', member.invite, right, false, actor))
+      afterCommit(() => this.emit(book, user, 'right', member.invite, right, false, actor.user.id))
       return { book, u_c: user.code, invite: member.invite, right, del: false }
     })
   }
@@ -273,7 +351,7 @@ export class MemberService {
         .update({ del: true, sstamp: stamp, updated_at: new Date() })
       await this.touchBook(trx, book.id, stamp)
       afterCommit(() =>
-        this.emit(book, user, change, member.invite, Number(member.right), true, actor)
+        this.emit(book, user, change, member.invite, Number(member.right), true, actor.user.id)
       )
       return { book, u_c: user.code, invite: member.invite, right: Number(member.right), del: true }
     })
@@ -304,7 +382,7 @@ export class MemberService {
     invite: 'sent' | 'accepted',
     right: number,
     del: boolean,
-    actor: Actor
+    actorId: number
   ) {
     return emitter.emit('books:member_changed', {
       book,
@@ -314,7 +392,7 @@ export class MemberService {
       invite,
       right,
       del,
-      actorId: actor.user.id,
+      actorId,
     })
   }
 }

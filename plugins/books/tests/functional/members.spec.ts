@@ -115,7 +115,8 @@ test.group('invitations', () => {
     )
     expectNok(
       assert,
-      await alice.call({ req: 'inviteMember', ...target, member: 'nobody@example.test' }),
+      // A code no user has (an address no account has is invited by address: address_invitations.spec).
+      await alice.call({ req: 'inviteMember', ...target, member: 'nobody' }),
       'NOT_FOUND'
     )
     expectNok(assert, await alice.call({ req: 'inviteMember', ...target }), 'MISSING_PARAMETER')
