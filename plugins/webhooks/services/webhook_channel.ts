@@ -111,15 +111,17 @@ export function post(
  * address fails at once, anything else is retried.
  */
 export class WebhookChannel implements OutboxChannel {
+  /** Deliveries being sent whose subscription had failures: only their success resets the count. */
+  private afterFailures = new Set<number>()
+
   constructor(
     private webhooks: WebhookService,
     private options: Partial<PostOptions> = {}
   ) {}
 
   async send(delivery: OutboxDelivery): Promise<AttemptResult> {
-    const found = await this.webhooks.find(Number(delivery.recipient.slice(3)))
-    if (!found) return { outcome: 'cancelled', error: 'the webhook was deleted' }
-    const { row } = found
+    const row = await this.webhooks.row(Number(delivery.recipient.slice(3)))
+    if (!row) return { outcome: 'cancelled', error: 'the webhook was deleted' }
     if (!row.active && delivery.eventType !== 'webhook.test')
       return { outcome: 'cancelled', error: 'the webhook is disabled' }
     const body = JSON.stringify(delivery.payload)
@@ -145,13 +147,17 @@ export class WebhookChannel implements OutboxChannel {
     })
     const answer = { status: result.status, response: result.response, error: result.error }
     if (result.refused) return { ...answer, outcome: 'failed' }
-    if (result.status !== null && result.status >= 200 && result.status < 300)
+    if (result.status !== null && result.status >= 200 && result.status < 300) {
+      if (Number(row.consecutive_failures) > 0) this.afterFailures.add(delivery.id)
       return { ...answer, outcome: 'delivered' }
+    }
     if (result.status === 410) return { ...answer, outcome: 'failed', error: '410 Gone' }
     return { ...answer, outcome: 'retry' }
   }
 
   async onDelivered(delivery: OutboxDelivery) {
+    // A subscription without failures has no count to reset: no write for each delivery.
+    if (!this.afterFailures.delete(delivery.id)) return
     await this.webhooks.noteSuccess(Number(delivery.recipient.slice(3)))
   }
 

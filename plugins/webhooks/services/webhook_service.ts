@@ -178,8 +178,13 @@ export class WebhookService {
     return rows.map((row) => ({ row: row as WebhookRow, book }))
   }
 
+  /** The stored row alone (each delivery's attempt reads it: one query, no book). */
+  async row(id: number): Promise<WebhookRow | null> {
+    return ((await db.from('webhooks').where('id', id).first()) as WebhookRow | undefined) ?? null
+  }
+
   async find(id: number): Promise<Subscription | null> {
-    const row = (await db.from('webhooks').where('id', id).first()) as WebhookRow | null
+    const row = await this.row(id)
     if (!row) return null
     const book = await this.books.findById(Number(row.book_id))
     return book ? { row, book } : null

@@ -157,4 +157,51 @@ test.group('webhooks: disabling tells the creator; api.php default', (group) => 
       urlTriggerDefaults.apiBypass = true
     }
   })
+
+  test('a delivery that gets through resets the failure count; one failure does not disable', async ({
+    assert,
+  }) => {
+    const outbox = await app.container.make(OutboxService)
+    const savedAttempts = outbox.settings.maxAttempts
+    const t = await table(call, book)
+    const created = ok(
+      await call('createWebhook', {
+        b_o: book.b_o,
+        catId: t.catId,
+        url: receiver.url,
+        events: 'row.created',
+      })
+    )
+    receiver.state.secrets.push(created.secret)
+    const webhookId = created.webhook.id
+    const failures = async () => {
+      const { webhooks } = ok(await call('listWebhooks', { b_o: book.b_o, catId: t.catId }))
+      return webhooks[0]
+    }
+    const failuresAre = async (count: number) => {
+      const listed = await failures()
+      return listed.consecutiveFailures === count
+    }
+    const write = (item: string) =>
+      call('createOrUpdateTableRow', {
+        rowId: 'tmp1',
+        catId: t.catId,
+        bypassUrlTrigger: 'false',
+        fieldValues: JSON.stringify({ [t.item]: item }),
+      }).then(ok)
+    outbox.settings.maxAttempts = 1
+    try {
+      receiver.state.answer = () => 500
+      await write('fails')
+      await eventually(() => failuresAre(1))
+      receiver.state.answer = () => 200
+      await write('passes')
+      await eventually(() => failuresAre(0))
+      const listed = await failures()
+      assert.isTrue(listed.active)
+      assert.equal(listed.id, webhookId)
+    } finally {
+      outbox.settings.maxAttempts = savedAttempts
+    }
+  })
 })
