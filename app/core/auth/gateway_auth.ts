@@ -25,6 +25,34 @@ export interface GatewayAuthenticator {
    * names, restricted to the gateway's book when one is fixed, or a nok.
    */
   actorFor(gateway: GatewayPrincipal, credentials: Credentials): Promise<Actor>
+  /**
+   * A gateway attaching to the kernel's WebSocket with its sesskey: from now
+   * on the plugin alone feeds that socket (the kernel indexes it for no user,
+   * so it receives no user event) and answers its frames.
+   */
+  attachSocket(gateway: GatewayPrincipal, socket: GatewaySocket): Promise<GatewaySocketSession>
+}
+
+/** A frame as the socket carries it: a JSON object with an integer type. */
+type SocketFrame = Record<string, unknown> & { type: number }
+
+/** A gateway's WebSocket connection, as the kernel hands it to the gateways plugin. */
+export interface GatewaySocket {
+  /** Connection id (unique per process). */
+  id: string
+  send(frame: SocketFrame): void
+  close(code: number, reason: string): void
+}
+
+/** What the gateways plugin does with a gateway's socket once attached. */
+export interface GatewaySocketSession {
+  /**
+   * A frame the gateway sent, its o_u and sesskey already checked as this
+   * gateway's (pings are the kernel's): the answer, nothing, or a thrown nok.
+   */
+  receive(frame: SocketFrame): Promise<SocketFrame | void>
+  /** The socket closed (the plugin stops feeding it). */
+  closed(): void
 }
 
 /**

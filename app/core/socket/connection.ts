@@ -1,6 +1,7 @@
 import { WebSocket } from 'ws'
 import type User from '#models/user'
 import type ApiSession from '#models/api_session'
+import type { GatewaySocketSession } from '#core/auth/gateway_auth'
 import { refusal, type ErrorFields, type Frame, type OutFrame } from './protocol.js'
 import type { HubConnection } from './hub.js'
 
@@ -29,15 +30,20 @@ export interface ConnectionLimits {
 let connectionCounter = 0
 
 /**
- * One WebSocket client: its binding (attached user and session), its cached
- * authentication, its limits (token bucket, bad-frame count) and the queue of
- * its frames waiting to be handled.
+ * One WebSocket client: its binding (attached user and session, or an SMS
+ * gateway), its cached authentication, its limits (token bucket, bad-frame
+ * count) and the queue of its frames waiting to be handled.
  */
 export class Connection implements HubConnection {
   readonly id: string
   userId: number | null = null
   userCode: string | null = null
   sessionId: number | null = null
+  /**
+   * Set when an SMS gateway attached with its sesskey instead: the gateways
+   * plugin's session answers its frames; it is attached to no user.
+   */
+  gateway: { id: number; session: GatewaySocketSession } | null = null
   auth: CachedAuth | null = null
   alive = true
   badFrames = 0

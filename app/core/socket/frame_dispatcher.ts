@@ -8,6 +8,8 @@ import { rpcError } from '#core/rpc/errors'
 import { toRpcError } from '#core/rpc/failure'
 import { looseText, text, validateWire } from '#core/rpc/wire'
 import { enforceRestrictions } from '#core/auth/restrictions'
+import { credentialsOf, requiredCredentials } from '#core/auth/resolve_actor'
+import { GatewayAuth, isGatewaySesskey } from '#core/auth/gateway_auth'
 import { CloseCode, MessageType, refusal, type Frame, type OutFrame } from './protocol.js'
 import type { SocketHub } from './hub.js'
 import type { Connection } from './connection.js'
@@ -68,6 +70,11 @@ export class FrameDispatcher {
   }
 
   private async route(connection: Connection, frame: Frame): Promise<OutFrame | void> {
+    if (connection.gateway) return this.gatewayFrame(connection, frame)
+    const attach = frame.type === MessageType.ATTACH || frame.type === MessageType.ATTACH_LEGACY
+    if (attach && isGatewaySesskey(credentialsOf(frame).sesskey)) {
+      return this.attachGateway(connection, frame)
+    }
     switch (frame.type) {
       case MessageType.ATTACH:
       case MessageType.ATTACH_LEGACY: {
@@ -94,6 +101,59 @@ export class FrameDispatcher {
     const actor = await this.auth.authenticate(connection, frame, Handler.onBehalfField)
     const input = await this.admit(connection, actor, Handler, frame)
     return instance.handle(input, this.context(connection, actor))
+  }
+
+  /**
+   * An SMS gateway attaching with its sesskey (docs/socket.md "SMS gateways"):
+   * checked by the gateways plugin (GatewayAuth), which feeds the connection
+   * from then on and answers the attach. Indexed for no user: no user event
+   * reaches it.
+   */
+  private async attachGateway(connection: Connection, frame: Frame): Promise<OutFrame | void> {
+    if (connection.userId !== null) {
+      throw rpcError(
+        'USER_MISMATCH',
+        'This connection is attached to a user: a gateway attaches on a connection of its own'
+      )
+    }
+    const gateways = await this.gatewayAuthenticator()
+    const gateway = await gateways.authenticate(requiredCredentials(frame))
+    if (connection.attachTimer) clearTimeout(connection.attachTimer)
+    connection.attachTimer = null
+    const session = await gateways.attachSocket(gateway, {
+      id: connection.id,
+      send: (out) => connection.send(out),
+      close: (code, reason) => connection.close(code, reason),
+    })
+    if (!connection.open) {
+      // Closed while attaching: the close handler saw no gateway to tell.
+      session.closed()
+      return
+    }
+    connection.gateway = { id: gateway.id, session }
+    return session.receive(frame)
+  }
+
+  /**
+   * A frame on a gateway's connection: its o_u and sesskey must still be that
+   * gateway's (an ended session answers INVALID_SESSKEY and closes); pings
+   * are answered here, every other frame by the plugin's session.
+   */
+  private async gatewayFrame(connection: Connection, frame: Frame): Promise<OutFrame | void> {
+    const attached = connection.gateway!
+    const gateways = await this.gatewayAuthenticator()
+    const gateway = await gateways.authenticate(requiredCredentials(frame))
+    if (gateway.id !== attached.id) {
+      throw rpcError('USER_MISMATCH', 'o_u and sesskey are not those of the attached gateway')
+    }
+    if (frame.type === MessageType.PING) return { type: MessageType.ACK_PING, status: 'ok' }
+    return attached.session.receive(frame)
+  }
+
+  /** The gateways plugin's authenticator (INVALID_SESSKEY when no plugin serves gateways). */
+  private async gatewayAuthenticator() {
+    const gateways = await this.container.make(GatewayAuth)
+    return gateways.authenticator()
   }
 
   private async systemMessage(connection: Connection, frame: Frame): Promise<OutFrame> {

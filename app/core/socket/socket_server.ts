@@ -136,7 +136,7 @@ export class SocketServer {
     const connection = new Connection(ws, this.hub.instanceId, this.config)
     this.connections.add(connection)
     connection.attachTimer = setTimeout(() => {
-      if (connection.userId === null) {
+      if (connection.userId === null && connection.gateway === null) {
         connection.close(
           CloseCode.ATTACH_TIMEOUT,
           'No frame with valid credentials (attach) in time'
@@ -155,6 +155,7 @@ export class SocketServer {
       connection.queue = []
       this.connections.delete(connection)
       this.hub.unindex(connection)
+      connection.gateway?.session.closed()
     })
   }
 

@@ -5,7 +5,8 @@ import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { idList, looseText } from '#core/rpc/wire'
 import { SmsOutboxService } from '../services/sms_outbox_service.js'
 
-const validator = vine.compile(
+/** Also the socket's ack frame's schema (plugins/gateways/socket): the same verdicts. */
+export const validator = vine.compile(
   vine.object({
     ids: idList().minLength(1).maxLength(500),
     state: vine.enum(['sent', 'delivered', 'failed'] as const),

@@ -3,7 +3,6 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import { BaseOperation, type OperationContext } from '#core/rpc/base_operation'
 import { stamp } from '#core/rpc/wire'
-import gatewaysConfig from '../config.js'
 import { SmsOutboxService } from '../services/sms_outbox_service.js'
 
 const validator = vine.compile(vine.object({ limit: stamp().range([1, 100]).optional() }))
@@ -26,16 +25,6 @@ export default class GetGatewayOutbox extends BaseOperation {
   }
 
   async handle(input: Infer<typeof validator>, ctx: OperationContext) {
-    const leased = await this.outbox.collect(ctx.gateway!.id, input.limit ?? 20)
-    return {
-      ackSeconds: Math.round(gatewaysConfig.smsAckTimeoutMs / 1000),
-      sms: leased.map((sms) => ({
-        id: sms.id,
-        to: sms.to,
-        msg: sms.text,
-        kind: sms.kind,
-        attempt: sms.attempt,
-      })),
-    }
+    return this.outbox.handOut(ctx.gateway!.id, input.limit ?? 20)
   }
 }

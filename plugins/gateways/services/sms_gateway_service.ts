@@ -8,6 +8,7 @@ import {
   isGatewaySesskey,
   type GatewayAuthenticator,
   type GatewayPrincipal,
+  type GatewaySocket,
 } from '#core/auth/gateway_auth'
 import type { Credentials } from '#core/auth/resolve_actor'
 import { dbTimestamp } from '#core/db_time'
@@ -21,6 +22,7 @@ import { BookAccessService } from '#plugins/books/services/book_access_service'
 import gatewaysConfig from '../config.js'
 import { phoneForms, toE164 } from '../lib/phone.js'
 import { GatewayLimits } from './gateway_limits.js'
+import { GatewaySockets } from '../socket/gateway_sockets.js'
 
 const TABLE = 'gateways_sms'
 
@@ -60,8 +62,8 @@ const gatewayOf = (row: Record<string, any>): SmsGateway => ({
  * (gateway:allow), the phone registers (registerSMSGateway) and gets a
  * sesskey bound to the gateway, and its sendMsg calls act as the user owning
  * the sender's number. Registrations of numbers not allowed are recorded as
- * pending. The kernel's dispatcher reaches authenticate() and actorFor()
- * through GatewayAuth (installed by the plugin's provider).
+ * pending. The kernel's dispatcher reaches authenticate() and actorFor(),
+ * and its socket attachSocket(), through GatewayAuth (installed by the plugin's provider).
  */
 @inject()
 export class SmsGatewayService implements GatewayAuthenticator {
@@ -71,7 +73,8 @@ export class SmsGatewayService implements GatewayAuthenticator {
     private stamps: StampService,
     private users: UserService,
     private books: BookAccessService,
-    private limits: GatewayLimits
+    private limits: GatewayLimits,
+    private sockets: GatewaySockets
   ) {}
 
   /** A parameter read as a phone number in E.164 (the default region applies), or a nok naming it. */
@@ -136,6 +139,8 @@ export class SmsGatewayService implements GatewayAuthenticator {
           last_used_at: now,
         })
     )
+    // The previous sesskey is dead: sockets attached with it close.
+    this.sockets.end(Number(row.id))
     return { sesskey, gateway: { id: Number(row.id), phone, book: fixed ?? requested } }
   }
 
@@ -182,6 +187,12 @@ export class SmsGatewayService implements GatewayAuthenticator {
       })
     )
     this.touched.delete(gateway.id)
+    this.sockets.end(gateway.id)
+  }
+
+  /** A gateway attached to the kernel's WebSocket with its sesskey: fed its outbound SMS. */
+  async attachSocket(gateway: GatewayPrincipal, socket: GatewaySocket) {
+    return this.sockets.attach(gateway, socket)
   }
 
   /**

@@ -38,6 +38,13 @@ export interface LeasedSms {
   createdAt: number
 }
 
+/** The wire shape of a gateway's due SMS (getGatewayOutbox's answer, the socket's outbox frame). */
+export type GatewayOutbox = {
+  /** Seconds the gateway has to report each SMS before it is handed out again. */
+  ackSeconds: number
+  sms: { id: number; to: string; msg: string; kind: SmsKind; attempt: number }[]
+}
+
 /** What a gateway reports of an SMS it was handed. */
 export type AckState = 'sent' | 'delivered' | 'failed'
 
@@ -215,6 +222,24 @@ export class SmsOutboxService {
       attempt: Number(row.attempts),
       createdAt: Number(row.created_at),
     }))
+  }
+
+  /**
+   * A gateway's outbox as it receives it, from getGatewayOutbox and on its
+   * socket alike (README "Outbound SMS"): its due SMS, leased by collect().
+   */
+  async handOut(gatewayId: number, limit = 20): Promise<GatewayOutbox> {
+    const leased = await this.collect(gatewayId, limit)
+    return {
+      ackSeconds: Math.round(gatewaysConfig.smsAckTimeoutMs / 1000),
+      sms: leased.map((sms) => ({
+        id: sms.id,
+        to: sms.to,
+        msg: sms.text,
+        kind: sms.kind,
+        attempt: sms.attempt,
+      })),
+    }
   }
 
   /**
