@@ -166,7 +166,14 @@ export class OutboxService {
         slice.flatMap((row) => columns.map((column) => row[column]))
       )
     }
-    afterCommit(() => this.dispatchNew(entries))
+    // Not awaited: a write that causes a thousand deliveries answers without waiting for a
+    // thousand job dispatches (one Redis round trip each with BullMQ). A dispatch lost here (a
+    // crash, Redis away) leaves its row pending, and the sweeper dispatches it.
+    afterCommit(() => {
+      this.dispatchNew(entries).catch((error) =>
+        this.logger.warn({ err: error }, 'outbox: dispatch after commit failed; the sweeper will')
+      )
+    })
     return entries.length
   }
 
