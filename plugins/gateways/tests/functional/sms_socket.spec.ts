@@ -5,6 +5,7 @@ import { StampService } from '#core/services/stamp_service'
 import { SocketHub } from '#core/socket/hub'
 import { hasRedis } from '#tests/helpers/database'
 import {
+  attached,
   connect,
   ensureSocketEndpoint,
   type TestSocket,
@@ -175,6 +176,28 @@ test.group('gateways: outbound SMS live on the socket', (group) => {
     wrong.send({ type: 7 })
     assert.include(await wrong.ofType(0), { status: 'nok', errorCode: 'USER_MISMATCH' })
     await wrong.close()
+  })
+
+  test("a user's socket cannot turn into a gateway's, nor a gateway's into a user's", async ({
+    assert,
+  }) => {
+    const { owner, gateway } = await bookWithGateway()
+    const userSocket = await attached(owner.session)
+    try {
+      userSocket.send({ type: 7, o_u: gateway.phone, sesskey: gateway.sesskey })
+      assert.include(await userSocket.ofType(0), { errorCode: 'USER_MISMATCH', reqType: 7 })
+      // Still the user's.
+      userSocket.send({ type: 9 })
+      const pong = await userSocket.ofType(10)
+      assert.equal(pong.status, 'ok')
+    } finally {
+      await userSocket.close()
+    }
+
+    const { socket } = await gatewaySocket(gateway)
+    socket.send({ type: 9, o_u: owner.session.o_u, sesskey: owner.session.sesskey })
+    assert.include(await socket.ofType(10), { status: 'nok', errorCode: 'INVALID_SESSKEY' })
+    assert.equal(await closeCode(socket), 4001)
   })
 
   test('SMS queued on another instance reach the socket; its unregister there closes it', async ({
