@@ -6,7 +6,7 @@ import { looseText, validateWire } from '#core/rpc/wire'
 import { SocketHub } from '#core/socket/hub'
 import { CloseCode, MessageType } from '#core/socket/protocol'
 import { validator as ackValidator } from '../operations/ack_gateway_outbox.js'
-import { SmsOutboxService } from '../services/sms_outbox_service.js'
+import { SmsOutboxService, type AckState } from '../services/sms_outbox_service.js'
 
 /** The frames of a gateway's socket (README "Outbound SMS", docs/socket.md "SMS gateways"). */
 export const GatewayFrame = {
@@ -87,7 +87,7 @@ export class GatewaySockets {
     }
     if (frame.type === GatewayFrame.ACK) {
       const { uuid } = await validateWire<{ uuid?: string }>(ackEnvelope, frame)
-      const input = await validateWire<{ ids: number[]; state: any; reason?: string }>(
+      const input = await validateWire<{ ids: number[]; state: AckState; reason?: string }>(
         ackValidator,
         frame
       )
