@@ -21,10 +21,10 @@
 import 'reflect-metadata'
 import { mkdirSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
-import { Ignitor } from '@adonisjs/core'
 import autocannon from 'autocannon'
 import cliProgress from 'cli-progress'
 import { ROOT, ace, benchEnv, signIn, startQuire } from './lib/quire_process.js'
+import { bootSeedingApp } from './lib/seeding_app.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000_000)
 const BOOKS = Number(process.env.BENCH_BOOKS ?? 500)
@@ -48,18 +48,7 @@ if (!REUSE) ace(env, 'migration:fresh', '--force')
 
 // ---- seeding: bulk inserts in this process ----------------------------------
 const appRoot = new URL(`file://${ROOT}`)
-const ignitor = new Ignitor(appRoot, {
-  importer: (filePath: string) =>
-    filePath.startsWith('./') || filePath.startsWith('../')
-      ? import(new URL(filePath, appRoot).href)
-      : import(filePath),
-})
-const app = ignitor.createApp('console')
-app.booting(async () => {
-  await import('#start/env')
-})
-await app.init()
-await app.boot()
+const app = await bootSeedingApp(appRoot)
 
 const { default: db } = await import('@adonisjs/lucid/services/db')
 const { UserService } = await import('#core/services/user_service')

@@ -29,11 +29,11 @@ import { loadavg } from 'node:os'
 import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { Ignitor } from '@adonisjs/core'
 import autocannon from 'autocannon'
 import { SMTPServer } from 'smtp-server'
 import { ROOT, ace, benchEnv, signIn, startQuire } from './lib/quire_process.js'
 import { startFakeFcm } from '../plugins/gateways/tests/helpers/push_fakes.js'
+import { bootSeedingApp } from './lib/seeding_app.js'
 
 const MEMBERS = Number(process.env.BENCH_MEMBERS ?? 200)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -105,18 +105,7 @@ ace(env, 'migration:fresh', '--force')
 
 // ---- seeding: bulk inserts in this process ------------------------------------
 const appRoot = new URL(`file://${ROOT}`)
-const ignitor = new Ignitor(appRoot, {
-  importer: (filePath: string) =>
-    filePath.startsWith('./') || filePath.startsWith('../')
-      ? import(new URL(filePath, appRoot).href)
-      : import(filePath),
-})
-const app = ignitor.createApp('console')
-app.booting(async () => {
-  await import('#start/env')
-})
-await app.init()
-await app.boot()
+const app = await bootSeedingApp(appRoot)
 const { default: db } = await import('@adonisjs/lucid/services/db')
 const { UserService } = await import('#core/services/user_service')
 const users = await app.container.make(UserService)

@@ -29,8 +29,8 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { resolve as resolvePath } from 'node:path'
-import { Ignitor } from '@adonisjs/core'
 import WebSocket from 'ws'
+import { bootSeedingApp } from './lib/seeding_app.js'
 
 const APP_ROOT = new URL('../', import.meta.url)
 const ROOT = fileURLToPath(APP_ROOT)
@@ -188,18 +188,7 @@ execFileSync('node', ['ace', 'migration:fresh', '--force'], {
   cwd: ROOT,
 })
 
-const ignitor = new Ignitor(APP_ROOT, {
-  importer: (filePath: string) =>
-    filePath.startsWith('./') || filePath.startsWith('../')
-      ? import(new URL(filePath, APP_ROOT).href)
-      : import(filePath),
-})
-const app = ignitor.createApp('console')
-app.booting(async () => {
-  await import('#start/env')
-})
-await app.init()
-await app.boot()
+const app = await bootSeedingApp(APP_ROOT)
 
 const { default: db } = await import('@adonisjs/lucid/services/db')
 const { UserService } = await import('#core/services/user_service')

@@ -24,7 +24,6 @@ import 'reflect-metadata'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { Ignitor } from '@adonisjs/core'
 import cliProgress from 'cli-progress'
 import { apiClient } from './lib/api_client.js'
 import {
@@ -34,6 +33,7 @@ import {
   startQuire,
   type QuireProcess,
 } from './lib/quire_process.js'
+import { bootSeedingApp } from './lib/seeding_app.js'
 
 const APP_ROOT = new URL('../', import.meta.url)
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
@@ -54,18 +54,7 @@ if (!REUSE)
     cwd: new URL('.', APP_ROOT).pathname,
   })
 
-const ignitor = new Ignitor(APP_ROOT, {
-  importer: (filePath: string) =>
-    filePath.startsWith('./') || filePath.startsWith('../')
-      ? import(new URL(filePath, APP_ROOT).href)
-      : import(filePath),
-})
-const app = ignitor.createApp('console')
-app.booting(async () => {
-  await import('#start/env')
-})
-await app.init()
-await app.boot()
+const app = await bootSeedingApp(APP_ROOT)
 
 const { default: db } = await import('@adonisjs/lucid/services/db')
 const { UserService } = await import('#core/services/user_service')
