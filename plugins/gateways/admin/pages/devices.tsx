@@ -10,24 +10,26 @@ import {
   type PagedList,
 } from '@console/components/ui'
 
+interface Device {
+  id: number
+  userId: number
+  user: string
+  deviceType: string
+  token: string
+  active: boolean
+  updatedAt: string | null
+}
+/** An active device no configured push service reaches, with why. */
+interface Unsupported {
+  deviceId: number
+  userId: number
+  user: string
+  deviceType: string
+  reason: string
+}
 interface Props {
-  devices: PagedList<{
-    id: number
-    userId: number
-    user: string
-    deviceType: string
-    token: string
-    active: boolean
-    updatedAt: string | null
-  }>
-  /** Active devices no configured push service reaches, with why. */
-  unsupported: {
-    deviceId: number
-    userId: number
-    user: string
-    deviceType: string
-    reason: string
-  }[]
+  devices: PagedList<Device>
+  unsupported: Unsupported[]
 }
 
 /** A cell's text that may wrap (table cells keep to one line by default). */
@@ -46,6 +48,29 @@ const KIND: Record<string, string> = {
 }
 
 /** Push devices per user: deactivate one; the ones no push service reaches, with the reason. */
+/** A device's number and kind (both lists). */
+function deviceColumn<Row extends { deviceType: string }>(idOf: (row: Row) => number) {
+  return {
+    header: 'Device',
+    cell: (device: Row) => (
+      <>
+        #{idOf(device)}
+        <div className="muted small">{KIND[device.deviceType] ?? device.deviceType}</div>
+      </>
+    ),
+  }
+}
+
+/** Whose device it is, linked to the user's page (both lists). */
+const userColumn = {
+  header: 'User',
+  cell: (device: { userId: number; user: string }) => (
+    <Wrapped>
+      <Link href={`/admin/users/${device.userId}`}>{device.user}</Link>
+    </Wrapped>
+  ),
+}
+
 export default function Devices({ devices, unsupported }: Props) {
   const deactivate = (id: number) =>
     router.post(`/admin/gateways/devices/${id}/deactivate`, {}, { preserveScroll: true })
@@ -66,23 +91,8 @@ export default function Devices({ devices, unsupported }: Props) {
           rowData={(device) => ({ 'data-device': device.id })}
           empty="No device matches."
           columns={[
-            {
-              header: 'Device',
-              cell: (device) => (
-                <>
-                  #{device.id}
-                  <div className="muted small">{KIND[device.deviceType] ?? device.deviceType}</div>
-                </>
-              ),
-            },
-            {
-              header: 'User',
-              cell: (device) => (
-                <Wrapped>
-                  <Link href={`/admin/users/${device.userId}`}>{device.user}</Link>
-                </Wrapped>
-              ),
-            },
+            deviceColumn((device: Device) => device.id),
+            userColumn,
             {
               header: 'Token',
               cell: (device) => <code>{device.token}</code>,
@@ -123,23 +133,8 @@ export default function Devices({ devices, unsupported }: Props) {
           rowData={(device) => ({ 'data-unsupported': device.deviceId })}
           empty="None: every active device can be reached."
           columns={[
-            {
-              header: 'Device',
-              cell: (device) => (
-                <>
-                  #{device.deviceId}
-                  <div className="muted small">{KIND[device.deviceType] ?? device.deviceType}</div>
-                </>
-              ),
-            },
-            {
-              header: 'User',
-              cell: (device) => (
-                <Wrapped>
-                  <Link href={`/admin/users/${device.userId}`}>{device.user}</Link>
-                </Wrapped>
-              ),
-            },
+            deviceColumn((device: Unsupported) => device.deviceId),
+            userColumn,
             { header: 'Why', cell: (device) => <Wrapped>{device.reason}</Wrapped> },
           ]}
         />
