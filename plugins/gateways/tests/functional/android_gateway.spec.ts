@@ -255,14 +255,21 @@ test.group('gateways: SMS Gateway for Android, messages, events and webhooks', (
   }) => {
     const device = await tiedPhone()
     const to = uniquePhone()
-    await enqueue({ bookId: device.bookId, to, text: 'You are invited', kind: 'invitation' })
-    await enqueue({ bookId: device.bookId })
-    await enqueue({ bookId: device.bookId })
+    const texts = ['You are invited', `second ${to}`, `third ${to}`]
+    await enqueue({ bookId: device.bookId, to, text: texts[0], kind: 'invitation' })
+    await enqueue({ bookId: device.bookId, text: texts[1] })
+    await enqueue({ bookId: device.bookId, text: texts[2] })
 
     const response = await phone('GET', '/message', device.token)
     assert.equal(response.status, 200)
-    const messages = await json(response)
-    assert.lengthOf(messages, 3)
+    // Other tests' SMS for books without a gateway of their own may go to this one too (the
+    // least loaded rule): only this test's are looked at.
+    const mine = (list: any[]) => list.filter((message) => texts.includes(message.message))
+    const messages = mine(await json(response))
+    assert.deepEqual(
+      messages.map((message: any) => message.message),
+      texts
+    )
     const [first, second, third] = messages
     assert.deepInclude(first, {
       message: 'You are invited',
@@ -274,7 +281,7 @@ test.group('gateways: SMS Gateway for Android, messages, events and webhooks', (
     })
     assert.match(first.id, /^\d+$/)
     assert.isFalse(Number.isNaN(Date.parse(first.createdAt)))
-    assert.deepEqual(await json(await phone('GET', '/message', device.token)), [])
+    assert.deepEqual(mine(await json(await phone('GET', '/message', device.token))), [])
 
     const patched = await phone('PATCH', '/message', device.token, [
       { id: first.id, state: 'Processed', recipients: [{ phoneNumber: to, state: 'Processed' }] },
