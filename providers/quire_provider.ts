@@ -9,6 +9,7 @@ import { PluginRegistry } from '#core/plugins/plugin_registry'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { InstanceRegistry, type ReportStore } from '#core/health/instances'
 import { ERRORS_KEPT, shareErrors } from '#core/health/error_log'
+import { AuditLog } from '#core/audit/audit_log'
 
 /**
  * The kernel's services, as container singletons bound by class: operations,
@@ -23,6 +24,7 @@ export default class QuireProvider {
 
   register() {
     this.registerStamps()
+    this.registerAudit()
     this.registerUsers()
     this.registerCredentials()
     this.registerAccess()
@@ -48,7 +50,29 @@ export default class QuireProvider {
     })
   }
 
+  /** The audit log of administrative changes (docs/audit.md); pruned hourly by serving processes. */
+  private auditPrune: NodeJS.Timeout | null = null
+
+  private registerAudit() {
+    this.app.container.singleton(AuditLog, async (resolver) => {
+      const { default: env } = await import('#start/env')
+      return new AuditLog(await resolver.make('lucid.db'), {
+        retentionDays: env.get('AUDIT_RETENTION_DAYS', 365),
+      })
+    })
+  }
+
+  private async startAuditPrune() {
+    const audit = await this.app.container.make(AuditLog)
+    const logger = await this.app.container.make('logger')
+    const prune = () => audit.prune().catch((error) => logger.warn({ err: error }, 'audit prune'))
+    this.auditPrune = setInterval(prune, 3_600_000)
+    this.auditPrune.unref()
+    void prune()
+  }
+
   async shutdown() {
+    if (this.auditPrune) clearInterval(this.auditPrune)
     this.outbox?.stopSweeper()
     await this.instances?.stop()
     await this.stamps?.close()
@@ -128,12 +152,17 @@ export default class QuireProvider {
     if (!['web', 'test'].includes(this.app.getEnvironment())) return
     const outbox = await this.app.container.make(OutboxService)
     outbox.startSweeper()
+    await this.startAuditPrune()
     await this.startInstanceReports()
   }
 
   private registerUsers() {
     this.app.container.singleton(UserService, async (resolver) => {
-      return new UserService(await resolver.make(StampService), () => resolver.make(PluginRegistry))
+      return new UserService(
+        await resolver.make(StampService),
+        () => resolver.make(PluginRegistry),
+        await resolver.make(AuditLog)
+      )
     })
   }
 

@@ -98,6 +98,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   OUTBOX_SWEEP_MS: Env.schema.number.optional(),
   OUTBOX_SWEEP_GRACE_MS: Env.schema.number.optional(),
   OUTBOX_RETENTION_DAYS: Env.schema.number.optional(),
+  /** Days the audit log keeps an entry (docs/audit.md); default 365. */
+  AUDIT_RETENTION_DAYS: Env.schema.number.optional(),
   OUTBOX_SENDS: Env.schema.number.optional(),
   OUTBOX_SENDS_PER_RECIPIENT: Env.schema.number.optional(),
 

@@ -35,6 +35,8 @@ export interface Actor {
    * creator, there is no real session, and writes are recorded as made by this token.
    */
   token?: { id: number }
+  /** The request's address (api.php, the console): the audit log records it (docs/audit.md). */
+  address?: string
 }
 
 /**

@@ -92,6 +92,7 @@ export class Dispatcher {
     if (Operation.auth !== 'none') {
       Object.assign(ctx, await this.authenticate(request.params, Operation.auth))
       if (ctx.actor) {
+        ctx.actor.address = request.ip
         enforceRestrictions(
           { label: Operation.operation, writes: Operation.writes, area: Operation.area },
           ctx.actor,

@@ -13,6 +13,7 @@ import { HydrationCache } from '#core/hydration_cache'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import { serializeUserInfo } from '#core/serializers/user_info_serializer'
 import { passwordPolicy } from './password_policy.js'
+import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '#core/audit/audit_log'
 
 export interface NewUser {
   code: string
@@ -66,7 +67,8 @@ export class UserService {
 
   constructor(
     private stamps: StampService,
-    private plugins: () => Promise<PluginRegistry>
+    private plugins: () => Promise<PluginRegistry>,
+    private audit: AuditLog
   ) {}
 
   /** getUserInfo's userInfo, with the fields each plugin contributes (nbBooks, ...). */
@@ -168,7 +170,8 @@ export class UserService {
     return hash.verify(user.password, password)
   }
 
-  async create(input: NewUser): Promise<User> {
+  /** `by`: who creates it, for the audit log (the console's administrator, an ace command). */
+  async create(input: NewUser, by: AuditActor = SYSTEM_ACTOR): Promise<User> {
     passwordPolicy.assert(input.password)
     const passwordHash = await hash.make(input.password)
     let created: User
@@ -192,6 +195,20 @@ export class UserService {
           uimgStamp: 0,
         })
         await user.save()
+        await this.audit.record(
+          {
+            actor: by,
+            kind: 'user.created',
+            target: { type: 'user', id: user.id, label: user.code },
+            changes: {
+              code: { from: null, to: user.code },
+              email: { from: null, to: user.email ?? null },
+              phone: { from: null, to: user.phone ?? null },
+              isAdmin: { from: null, to: user.isAdmin },
+            },
+          },
+          trx
+        )
         return user
       })
     } catch (error) {
