@@ -66,6 +66,12 @@ export default class TablesProvider {
     ])
   }
 
+  /** The console's table grids follow row writes live (admin/grid_feed.ts), where requests are served. */
+  async start() {
+    const { GridFeed } = await import('./admin/grid_feed.js')
+    await GridFeed.start(this.app)
+  }
+
   /** Serving processes prune the cell history past its retention (README, "Cell history"). */
   async ready() {
     if (!['web', 'test'].includes(this.app.getEnvironment())) return
