@@ -94,6 +94,27 @@ export class CommentsService {
     return this.thread(actor, scope, input.fieldId, rowIdOf(input.rowId))
   }
 
+  /**
+   * The comments of every comment cell of a row (the console's row panel), oldest first per
+   * field, with their authors. A look, not a read: nobody's read position moves.
+   */
+  async threadsOfRow(actor: Actor, input: { catId: number; rowId: number; b_o?: string }) {
+    const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
+    const fields = this.commentFields(scope.category.fields)
+    if (fields.length === 0) return { threads: [], users: {} as CommentUsers }
+    const rows = await readQuery(
+      `SELECT * FROM table_comments WHERE category_id = ? AND row_id = ? AND field_id IN (${marks(fields.length)}) ORDER BY id`,
+      [scope.category.id, input.rowId, ...fields.map((field) => field.id)]
+    )
+    const threads = fields.map((field) => ({
+      fieldId: field.id,
+      comments: rows
+        .filter((row) => Number(row.field_id) === field.id)
+        .map((row) => toWire(row, false, null, 0)),
+    }))
+    return { threads, users: await this.users(rows.map((row) => row.user_code)) }
+  }
+
   /** editTableValueComments: adds comment `m` to a cell, or changes comment `id`. */
   async editInCell(actor: Actor, input: CellRef & { m: string; id?: number; action?: unknown }) {
     const scope = await this.scopeOf(actor, input, 'write')
