@@ -34,6 +34,8 @@ export default defineConfig({
     () => import('@adonisjs/drive/drive_provider'),
     () => import('#providers/quire_provider'),
     () => import('#providers/plugins_provider'),
+    // After the plugins (it reads their manifests' settings), before anything that reads a setting.
+    () => import('#core/settings/settings_provider'),
     () => import('#providers/queue_provider'),
     () => import('@adonisjs/transmit/transmit_provider'),
     () => import('#providers/socket_provider'),

@@ -2,6 +2,9 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { Router } from '@adonisjs/core/http'
 import type { OperationClass } from '#core/rpc/base_operation'
 import type { RealtimeBinding } from '#core/socket/socket_handler'
+import type { SettingDeclaration } from '#core/settings/types'
+import type { Paged, PageRequest } from '#core/paging'
+import type User from '#models/user'
 
 /** A lazily imported module whose default export is T (keeps boot cheap: nothing loads until used). */
 export type LazyDefault<T> = () => Promise<{ default: T }>
@@ -62,6 +65,11 @@ export interface PluginManifest {
   provider?: LazyDefault<PluginProviderClass>
   /** Pages of the admin console (README "Console": adding a page). */
   admin?: PluginAdminSection
+  /**
+   * The plugin's settings (docs/settings.md): plain data, each with its env
+   * variable; read with `settings.integer('<id>.<key>')` (#core/settings/main).
+   */
+  settings?: SettingDeclaration[]
 }
 
 /** One entry of the console's navigation; `path` is relative to the plugin's mount, /admin/<id>. */
@@ -93,6 +101,43 @@ export interface PluginAdminSection {
   liveEvents?: string[]
   /** The plugin's section of the Health page: a class the container builds once (see HealthPart). */
   health?: LazyDefault<new (...args: any[]) => HealthPart>
+  /** Panels on the console's user page: a class the container builds once (see UserPanelPart). */
+  userPanels?: LazyDefault<new (...args: any[]) => UserPanelPart>
+}
+
+/** A panel of the console's user page: a list of rows the page searches and pages on the server. */
+export interface UserPanel {
+  /**
+   * Unique on the page (camelCase): the list's prop and its query-string
+   * names (`<key>Page`, `<key>Search`).
+   */
+  key: string
+  title: string
+  /** One sentence under the title, in plain words. */
+  description?: string
+  /** `date` cells are ISO strings the page shows as dates. */
+  columns: { key: string; label: string; format?: 'text' | 'date' }[]
+  /** The search box's hint; no search box without it. */
+  searchPlaceholder?: string
+  /** A button on every row (end a session...), confirmed by `question`; `act` performs it. */
+  rowAction?: { action: string; label: string; question: string; notice: string }
+}
+
+/** One row of a panel: its id (what `act` receives) and its cells by column key. */
+export interface UserPanelRow {
+  id: string
+  cells: Record<string, string | number | null>
+}
+
+/**
+ * What a plugin shows on the console's user page. Each method is a service
+ * call of the plugin's; the console knows nothing of what a panel lists.
+ */
+export interface UserPanelPart {
+  panels(): UserPanel[]
+  rows(panelKey: string, user: User, request: PageRequest): Promise<Paged<UserPanelRow>>
+  /** A row's action; false when the row is not the user's (nothing done). */
+  act(panelKey: string, action: string, user: User, rowId: string): Promise<boolean>
 }
 
 /** One section of the console's Health page (media storage, an outbox...). */

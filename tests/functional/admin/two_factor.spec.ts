@@ -2,7 +2,8 @@ import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { ensureConsoleBuilt } from '#admin/build'
-import { adminTotpRequired, consoleSettings } from '#admin/console_settings'
+import { adminTotpRequired } from '#admin/console_settings'
+import settings from '#core/settings/main'
 import { makeUser, TEST_PASSWORD } from '#tests/helpers/users'
 import { rpc } from '#tests/helpers/rpc'
 import {
@@ -32,16 +33,16 @@ async function createOauthkey(login: string, pwd: string) {
 }
 
 test.group('admin console: TOTP for administrators', (group) => {
-  let required: boolean
+  /** The console's requirement, changed like the Settings page does (a database override). */
+  const requireTotp = async (required: boolean | null) => {
+    await settings.update('core.adminTotpRequired', required, { userId: null })
+  }
   group.setup(async () => {
     await ensureConsoleBuilt(app.makePath())
   })
   group.each.setup(async () => {
     await resetAuthState()
-    required = consoleSettings.adminTotpRequired
-    return () => {
-      consoleSettings.adminTotpRequired = required
-    }
+    return () => requireTotp(null)
   })
 
   test('ADMIN_TOTP_REQUIRED: true in production by default, false elsewhere, the setting wins', ({
@@ -57,7 +58,7 @@ test.group('admin console: TOTP for administrators', (group) => {
   test('required (production): a password alone is not enough; enrolment with a server-made QR, then ten recovery codes shown once', async ({
     assert,
   }) => {
-    consoleSettings.adminTotpRequired = true
+    await requireTotp(true)
     // The global and per-user policies say optional: the console's requirement alone applies.
     const admin = await makeUser({ isAdmin: true })
     const client = new ConsoleClient()
@@ -104,7 +105,7 @@ test.group('admin console: TOTP for administrators', (group) => {
   test('not required (development): the password signs in, and the dashboard warns', async ({
     assert,
   }) => {
-    consoleSettings.adminTotpRequired = false
+    await requireTotp(false)
     const { client } = await signedInAdmin()
     const dashboard = await pageOf(client, '/admin')
     assert.isFalse(dashboard.props.security.totpEnrolled)
