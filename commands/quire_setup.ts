@@ -53,12 +53,11 @@ export default class QuireSetup extends BaseCommand {
         // Meets the password policy whatever AUTH_PASSWORD_MIN_LENGTH says.
         password: passwordPolicy.generate(),
       }
-      const user = await users.create({
-        ...admin,
-        firstName: 'Demo',
-        lastName: 'Admin',
-        isAdmin: true,
-      })
+      const { cliActor } = await import('#core/audit/audit_log')
+      const user = await users.create(
+        { ...admin, firstName: 'Demo', lastName: 'Admin', isAdmin: true },
+        cliActor(QuireSetup.commandName)
+      )
       await writeFile(credentialsFile, JSON.stringify(admin, null, 2), { mode: 0o600 })
       await this.seedDemoData(user.id)
     }

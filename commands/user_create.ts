@@ -41,16 +41,20 @@ export default class UserCreate extends BaseCommand {
     }
     const { UserService } = await import('#core/services/user_service')
     const users = await this.app.container.make(UserService)
+    const { cliActor } = await import('#core/audit/audit_log')
     try {
-      const user = await users.create({
-        code: this.code,
-        email: this.email,
-        phone: this.phone ?? null,
-        password: this.password,
-        firstName: this.firstName,
-        lastName: this.lastName,
-        isAdmin: this.admin,
-      })
+      const user = await users.create(
+        {
+          code: this.code,
+          email: this.email,
+          phone: this.phone ?? null,
+          password: this.password,
+          firstName: this.firstName,
+          lastName: this.lastName,
+          isAdmin: this.admin,
+        },
+        cliActor(UserCreate.commandName)
+      )
       this.logger.success(
         `Created user ${user.code} <${user.email}>${user.isAdmin ? ' (administrator)' : ''}`
       )

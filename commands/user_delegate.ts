@@ -23,7 +23,8 @@ export default class UserDelegate extends BaseCommand {
       this.exitCode = 1
       return
     }
-    await users.grantDelegation(user.id, delegate.id)
+    const { cliActor } = await import('#core/audit/audit_log')
+    await users.grantDelegation(user.id, delegate.id, cliActor(UserDelegate.commandName))
     this.logger.success(`${delegate.code} may now act on behalf of ${user.code}`)
   }
 }

@@ -66,9 +66,9 @@ export default class QuireProvider {
     const audit = await this.app.container.make(AuditLog)
     const logger = await this.app.container.make('logger')
     const prune = () => audit.prune().catch((error) => logger.warn({ err: error }, 'audit prune'))
+    // Hourly, the first an hour after the start (a fresh test database has no table yet at boot).
     this.auditPrune = setInterval(prune, 3_600_000)
     this.auditPrune.unref()
-    void prune()
   }
 
   async shutdown() {
@@ -189,7 +189,8 @@ export default class QuireProvider {
         {
           sessionIdleTtl: quireConfig.sessions.idleTtl,
           createUserAccount: quireConfig.createUserAccount,
-        }
+        },
+        await resolver.make(AuditLog)
       )
     })
   }

@@ -10,6 +10,7 @@ import {
   type SignInStep,
 } from '#core/auth/console_security'
 import { AuthError } from './errors.js'
+import { AuditLog, type AuditActor } from '#core/audit/audit_log'
 import { AuthUserService } from './services/auth_user_service.js'
 import { LoginService } from './services/login_service.js'
 import { RecoveryCodeService, SIGN_IN_CODE_PATTERN } from './services/recovery_code_service.js'
@@ -29,7 +30,8 @@ export class AuthServiceConsoleSecurity extends ConsoleSecurity {
     private logins: LoginService,
     private sessions: SessionService,
     private authUsers: AuthUserService,
-    private recovery: RecoveryCodeService
+    private recovery: RecoveryCodeService,
+    private audit: AuditLog
   ) {
     super()
   }
@@ -107,20 +109,28 @@ export class AuthServiceConsoleSecurity extends ConsoleSecurity {
     return this.authUsers.setApiPasswordDisabled(user, disabled)
   }
 
-  async resetTwoFactor(user: User) {
-    await this.authUsers.resetTotp(user)
+  async resetTwoFactor(user: User, by?: AuditActor) {
+    await this.authUsers.resetTotp(user, by)
   }
 
-  async setTwoFactorPolicy(user: User, policy: 'required' | 'optional' | null) {
-    await this.authUsers.setPolicy(user, policy)
+  async setTwoFactorPolicy(user: User, policy: 'required' | 'optional' | null, by?: AuditActor) {
+    await this.authUsers.setPolicy(user, policy, by)
   }
 
   sessionsOf(userId: number, request: PageRequest) {
     return this.sessions.pageActive(userId, request)
   }
 
-  async endSession(userId: number, sessionId: string, reason: string) {
+  /** An administrator ends one signed-in session (the Users page): audited here, its one entry point. */
+  async endSession(userId: number, sessionId: string, reason: string, by?: AuditActor) {
     await this.sessions.revoke({ userId, sessionId }, reason)
+    if (by)
+      await this.audit.record({
+        actor: by,
+        kind: 'session.revoked',
+        target: await this.audit.userTarget(userId),
+        changes: { signedInSession: { from: sessionId, to: null } },
+      })
   }
 
   async endAllSessions(userId: number, reason: string) {

@@ -8,6 +8,7 @@ import { ConsoleSecurity } from '#core/auth/console_security'
 import { refusalAsFormError, validatedBody } from '#admin/forms'
 import { listQuery } from '#admin/list_query'
 import { passwordPolicy } from '#core/services/password_policy'
+import { userActor } from '#core/audit/audit_log'
 
 const PER_PAGE = 25
 /** Delegations, sesskeys and auth-service sessions on a user's page. */
@@ -121,7 +122,7 @@ export default class UsersController {
   async store(ctx: HttpContext) {
     const input = await validatedBody(ctx, newUser)
     if (!input || this.refusedPassword(ctx, input.password)) return ctx.response.redirect().back()
-    const user = await refusalAsFormError(ctx, () => this.users.create(input))
+    const user = await refusalAsFormError(ctx, () => this.users.create(input, this.by(ctx)))
     if (!user) return ctx.response.redirect().back()
     ctx.session.flash('notice', `User ${user.code} created`)
     return ctx.response.redirect(`/admin/users/${user.id}`)
@@ -136,7 +137,7 @@ export default class UsersController {
       ctx.session.flash('errorsBag', { isAdmin: 'You cannot remove your own administrator right' })
       return ctx.response.redirect().back()
     }
-    if (await refusalAsFormError(ctx, () => this.users.update(user, input)))
+    if (await refusalAsFormError(ctx, () => this.users.update(user, input, this.by(ctx))))
       ctx.session.flash('notice', 'Saved')
     return ctx.response.redirect().back()
   }
@@ -145,7 +146,7 @@ export default class UsersController {
     const user = await this.find(ctx)
     const input = await validatedBody(ctx, newPassword)
     if (!input || this.refusedPassword(ctx, input.password)) return ctx.response.redirect().back()
-    await this.users.setPassword(user, input.password)
+    await this.users.setPassword(user, input.password, this.by(ctx))
     ctx.session.flash('notice', 'Password changed')
     return ctx.response.redirect().back()
   }
@@ -158,10 +159,10 @@ export default class UsersController {
       ctx.session.flash('errorsBag', { disabled: 'You cannot disable your own account' })
       return ctx.response.redirect().back()
     }
-    await this.users.setDisabled(user, input.disabled)
+    await this.users.setDisabled(user, input.disabled, this.by(ctx))
     if (input.disabled) {
       // Every way in ends with it: sesskeys and oauthkeys, and the auth service's sessions.
-      await this.access.revokeAllSessionsOf(user.id, 'disabled')
+      await this.access.revokeAllSessionsOf(user.id, 'disabled', this.by(ctx))
       await this.security.endAllSessions(user.id, 'disabled')
     }
     ctx.session.flash('notice', input.disabled ? 'Account disabled' : 'Account enabled')
@@ -172,11 +173,12 @@ export default class UsersController {
     const user = await this.find(ctx)
     const input = await validatedBody(ctx, twoFactor)
     if (!input) return ctx.response.redirect().back()
-    if (input.action === 'reset') await this.security.resetTwoFactor(user)
+    if (input.action === 'reset') await this.security.resetTwoFactor(user, this.by(ctx))
     else
       await this.security.setTwoFactorPolicy(
         user,
-        input.action === 'require' ? 'required' : input.action === 'optional' ? 'optional' : null
+        input.action === 'require' ? 'required' : input.action === 'optional' ? 'optional' : null,
+        this.by(ctx)
       )
     ctx.session.flash('notice', input.action === 'reset' ? 'Two-factor reset' : 'Policy saved')
     return ctx.response.redirect().back()
@@ -193,8 +195,9 @@ export default class UsersController {
     }
     // direction 'user': `other` lets this user act on its behalf (the reverse of the default).
     const [owner, delegate] = input.direction === 'user' ? [other, user] : [user, other]
-    if (input.action === 'grant') await this.users.grantDelegation(owner.id, delegate.id)
-    else await this.users.revokeDelegation(owner.id, delegate.id)
+    if (input.action === 'grant')
+      await this.users.grantDelegation(owner.id, delegate.id, this.by(ctx))
+    else await this.users.revokeDelegation(owner.id, delegate.id, this.by(ctx))
     ctx.session.flash(
       'notice',
       input.action === 'grant' ? 'Delegation granted' : 'Delegation revoked'
@@ -206,9 +209,15 @@ export default class UsersController {
     const user = await this.find(ctx)
     const input = await validatedBody(ctx, revoke)
     if (!input) return ctx.response.redirect().back()
-    if (input.kind === 'sesskey') await this.access.revokeSessionOf(user.id, Number(input.id))
-    else await this.security.endSession(user.id, input.id, 'console')
+    if (input.kind === 'sesskey')
+      await this.access.revokeSessionOf(user.id, Number(input.id), 'console', this.by(ctx))
+    else await this.security.endSession(user.id, input.id, 'console', this.by(ctx))
     ctx.session.flash('notice', 'Session revoked')
     return ctx.response.redirect().back()
+  }
+
+  /** The signed-in administrator and the request's address, for the audit log. */
+  private by(ctx: HttpContext) {
+    return userActor(ctx.auth.use('web').user!, ctx.request.ip())
   }
 }

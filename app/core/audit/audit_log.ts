@@ -64,7 +64,7 @@ export interface AuditSettings {
 export const CHANGED: AuditChange = Object.freeze({ changed: true }) as AuditChange
 
 /** Field names whose values are never recorded, whatever a caller passes (defence in depth). */
-const SECRET_FIELD = /pass|secret|token|sesskey|totp|recovery|apikey|appkey|oauthkey|hash/i
+const SECRET_FIELD = /password$|secret|token|sesskey|^totp|recovery|appkey$|oauthkey$|hash$/i
 
 const DAY_MS = 86_400_000
 const EXPORT_BATCH = 1000
@@ -168,6 +168,16 @@ export class AuditLog {
         target_label: clip(entry.target.label),
         changes: JSON.stringify(sanitize(entry.changes)),
       })
+  }
+
+  /** How an entry names user `userId` as its target (read with `client` inside a transaction). */
+  async userTarget(userId: number, client?: QueryClientContract) {
+    const row = await (client ?? this.db.connection())
+      .from('users')
+      .where('id', userId)
+      .select('code')
+      .first()
+    return { type: 'user', id: userId, label: row ? String(row.code) : `#${userId}` }
   }
 
   /** A page of entries matching `filter`, newest first (a page past the last reads the last). */

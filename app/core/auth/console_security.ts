@@ -1,4 +1,5 @@
 import type User from '#models/user'
+import type { AuditActor } from '#core/audit/audit_log'
 import type { Paged, PageRequest } from '#core/paging'
 
 /**
@@ -102,16 +103,25 @@ export abstract class ConsoleSecurity {
   abstract setApiPasswordDisabled(user: User, disabled: boolean): Promise<boolean>
 
   /** Forgets a user's second factor (they enrol again). */
-  abstract resetTwoFactor(user: User): Promise<void>
+  abstract resetTwoFactor(user: User, by?: AuditActor): Promise<void>
 
   /** A user's own requirement: `required`, `optional`, or null for the default policy. */
-  abstract setTwoFactorPolicy(user: User, policy: 'required' | 'optional' | null): Promise<void>
+  abstract setTwoFactorPolicy(
+    user: User,
+    policy: 'required' | 'optional' | null,
+    by?: AuditActor
+  ): Promise<void>
 
   /** A user's open sessions, searched and paged on the server. */
   abstract sessionsOf(userId: number, request: PageRequest): Promise<Paged<SignedInSession>>
 
   /** Ends one of a user's sessions. */
-  abstract endSession(userId: number, sessionId: string, reason: string): Promise<void>
+  abstract endSession(
+    userId: number,
+    sessionId: string,
+    reason: string,
+    by?: AuditActor
+  ): Promise<void>
 
   /** Ends every session of a user (the account was disabled). */
   abstract endAllSessions(userId: number, reason: string): Promise<void>

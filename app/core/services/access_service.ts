@@ -12,6 +12,7 @@ import { containsPattern, readPage, type PageRequest } from '#core/paging'
 import { readCached } from '#core/native_sql'
 import { HydrationCache } from '#core/hydration_cache'
 import type { StampService } from './stamp_service.js'
+import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '#core/audit/audit_log'
 import type { UserService } from './user_service.js'
 import type { CredentialService } from './credential_service.js'
 import { passwordPolicy } from './password_policy.js'
@@ -98,7 +99,8 @@ export class AccessService {
     private stamps: StampService,
     private users: UserService,
     private credentials: CredentialService,
-    private settings: AccessSettings
+    private settings: AccessSettings,
+    private audit: AuditLog
   ) {}
 
   async createAppkey(name: string) {
@@ -440,7 +442,12 @@ export class AccessService {
   }
 
   /** Drops one sesskey of a user (the admin console): its next request answers INVALID_SESSKEY. */
-  async revokeSessionOf(userId: number, sessionId: number, reason = 'console') {
+  async revokeSessionOf(
+    userId: number,
+    sessionId: number,
+    reason = 'console',
+    by: AuditActor = SYSTEM_ACTOR
+  ) {
     return this.stamps.write(async ({ trx, afterCommit }) => {
       // Its sockets close at once, on every instance, as for dropAllSessions.
       afterCommit(() =>
@@ -457,6 +464,16 @@ export class AccessService {
         .where('user_id', userId)
         .whereNull('revoked_at')
         .update({ revoked_at: dbTimestamp(), revoked_reason: reason.slice(0, 64) })
+      if (Number(updated) === 1)
+        await this.audit.record(
+          {
+            actor: by,
+            kind: 'session.revoked',
+            target: await this.audit.userTarget(userId, trx),
+            changes: { apiSession: { from: sessionId, to: null } },
+          },
+          trx
+        )
       return Number(updated) === 1
     })
   }
@@ -466,7 +483,7 @@ export class AccessService {
    * service's revoke-others (its caller holds an auth session, not a sesskey),
    * so that both worlds agree on "only the current session remains".
    */
-  async revokeAllSessionsOf(userId: number, reason: string) {
+  async revokeAllSessionsOf(userId: number, reason: string, by: AuditActor = SYSTEM_ACTOR) {
     return this.stamps.write(async ({ trx, afterCommit }) => {
       afterCommit(() =>
         emitter.emit('core:sessions_revoked', { userId, keptSessionId: null, reason })
@@ -483,6 +500,19 @@ export class AccessService {
         .where('user_id', userId)
         .whereNull('revoked_at')
         .update({ revoked_at: now })
+      if (Number(sessions) + Number(oauthkeys) > 0)
+        await this.audit.record(
+          {
+            actor: by,
+            kind: 'session.revoked_all',
+            target: await this.audit.userTarget(userId, trx),
+            changes: {
+              apiSessions: { from: Number(sessions), to: 0 },
+              oauthkeys: { from: Number(oauthkeys), to: 0 },
+            },
+          },
+          trx
+        )
       return { sessions: Number(sessions), oauthkeys: Number(oauthkeys) }
     })
   }

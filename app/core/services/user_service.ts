@@ -4,6 +4,7 @@ import emitter from '@adonisjs/core/services/emitter'
 import db from '@adonisjs/lucid/services/db'
 import User from '#models/user'
 import type { StampService } from './stamp_service.js'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { rpcError } from '#core/rpc/errors'
 import { isUniqueViolation } from './db_errors.js'
 import { dbTimestamp } from '#core/db_time'
@@ -13,7 +14,7 @@ import { HydrationCache } from '#core/hydration_cache'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import { serializeUserInfo } from '#core/serializers/user_info_serializer'
 import { passwordPolicy } from './password_policy.js'
-import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '#core/audit/audit_log'
+import { CHANGED, SYSTEM_ACTOR, diff, type AuditActor, type AuditLog } from '#core/audit/audit_log'
 
 export interface NewUser {
   code: string
@@ -199,7 +200,7 @@ export class UserService {
           {
             actor: by,
             kind: 'user.created',
-            target: { type: 'user', id: user.id, label: user.code },
+            target: this.auditTarget(user),
             changes: {
               code: { from: null, to: user.code },
               email: { from: null, to: user.email ?? null },
@@ -249,10 +250,19 @@ export class UserService {
       firstName?: string
       lastName?: string
       isAdmin?: boolean
-    }
+    },
+    by: AuditActor = SYSTEM_ACTOR
   ) {
+    const profile = () => ({
+      email: user.email ?? null,
+      phone: user.phone ?? null,
+      firstName: user.firstName,
+      lastName: user.lastName,
+      isAdmin: user.isAdmin,
+    })
     try {
       await this.stamps.write(async ({ trx, stamp }) => {
+        const before = profile()
         user.useTransaction(trx)
         if (input.email !== undefined) user.email = input.email ? normalizeEmail(input.email) : null
         if (input.phone !== undefined) user.phone = input.phone ? normalizePhone(input.phone) : null
@@ -264,6 +274,12 @@ export class UserService {
         }
         user.sstamp = stamp
         await user.save()
+        const changes = diff(before, profile())
+        if (Object.keys(changes).length > 0)
+          await this.audit.record(
+            { actor: by, kind: 'user.updated', target: this.auditTarget(user), changes },
+            trx
+          )
       })
     } catch (error) {
       if (isUniqueViolation(error)) {
@@ -275,7 +291,7 @@ export class UserService {
   }
 
   /** Sets a new password (the admin console's reset; the auth service's forced change has its own path). */
-  async setPassword(user: User, password: string) {
+  async setPassword(user: User, password: string, by: AuditActor = SYSTEM_ACTOR) {
     passwordPolicy.assert(password)
     const passwordHash = await hash.make(password)
     await this.stamps.write(async ({ trx, stamp }) => {
@@ -283,26 +299,60 @@ export class UserService {
       user.password = passwordHash
       user.sstamp = stamp
       await user.save()
+      await this.audit.record(
+        {
+          actor: by,
+          kind: 'user.password_reset',
+          target: this.auditTarget(user),
+          changes: { password: CHANGED },
+        },
+        trx
+      )
     })
   }
 
+  /** How the audit log names a user it records a change of. */
+  private auditTarget(user: Pick<User, 'id' | 'code'>) {
+    return { type: 'user', id: user.id, label: user.code }
+  }
+
   /** Disables or re-enables an account; a disabled one is refused by CredentialService everywhere. */
-  async setDisabled(user: User, disabled: boolean) {
+  async setDisabled(user: User, disabled: boolean, by: AuditActor = SYSTEM_ACTOR) {
     await this.stamps.write(async ({ trx, stamp }) => {
+      const wasDisabled = user.disabledAt !== null && user.disabledAt !== undefined
       user.useTransaction(trx)
       user.disabledAt = disabled ? DateTime.now() : null
       user.sstamp = stamp
       await user.save()
+      await this.audit.record(
+        {
+          actor: by,
+          kind: disabled ? 'user.disabled' : 'user.enabled',
+          target: this.auditTarget(user),
+          changes: { disabled: { from: wasDisabled, to: disabled } },
+        },
+        trx
+      )
     })
   }
 
   /** Turns password sign-in on api.php off or on (createOauthkey answers PASSWORD_SIGN_IN_DISABLED). */
-  async setApiPasswordDisabled(user: User, disabled: boolean) {
+  async setApiPasswordDisabled(user: User, disabled: boolean, by: AuditActor = SYSTEM_ACTOR) {
     await this.stamps.write(async ({ trx, stamp }) => {
+      const before = Boolean(user.apiPasswordDisabled)
       user.useTransaction(trx)
       user.apiPasswordDisabled = disabled
       user.sstamp = stamp
       await user.save()
+      await this.audit.record(
+        {
+          actor: by,
+          kind: 'user.api_password_sign_in',
+          target: this.auditTarget(user),
+          changes: { apiPasswordSignInOff: { from: before, to: disabled } },
+        },
+        trx
+      )
     })
   }
 
@@ -337,13 +387,43 @@ export class UserService {
     )
   }
 
-  async revokeDelegation(userId: number, delegateId: number) {
+  async revokeDelegation(userId: number, delegateId: number, by: AuditActor = SYSTEM_ACTOR) {
     await this.stamps.write(async ({ trx }) => {
-      await trx
+      const removed = await trx
         .from('user_delegations')
         .where({ user_id: userId, delegate_id: delegateId })
         .delete()
+      if (Number(removed) > 0)
+        await this.recordDelegation(trx, by, 'delegation.revoked', userId, delegateId)
     })
+  }
+
+  /** A delegation's entry: its target is the user acted for, the change names the delegate. */
+  private async recordDelegation(
+    trx: TransactionClientContract,
+    by: AuditActor,
+    kind: string,
+    userId: number,
+    delegateId: number
+  ) {
+    // Read in the transaction: SQLite has one connection, which the transaction holds.
+    const rows = await trx.from('users').whereIn('id', [userId, delegateId]).select('id', 'code')
+    const codes = new Map(rows.map((row) => [Number(row.id), String(row.code)]))
+    const delegate = codes.get(delegateId) ?? String(delegateId)
+    await this.audit.record(
+      {
+        actor: by,
+        kind,
+        target: { type: 'user', id: userId, label: codes.get(userId) ?? String(userId) },
+        changes: {
+          actsOnBehalf:
+            kind === 'delegation.granted'
+              ? { from: null, to: delegate }
+              : { from: delegate, to: null },
+        },
+      },
+      trx
+    )
   }
 
   /** A free user code derived from a login (createUserAccount). */
@@ -370,7 +450,7 @@ export class UserService {
     return Boolean(row)
   }
 
-  async grantDelegation(userId: number, delegateId: number) {
+  async grantDelegation(userId: number, delegateId: number, by: AuditActor = SYSTEM_ACTOR) {
     await this.stamps.write(async ({ trx }) => {
       const existing = await trx
         .from('user_delegations')
@@ -380,6 +460,7 @@ export class UserService {
         await trx
           .table('user_delegations')
           .insert({ user_id: userId, delegate_id: delegateId, created_at: dbTimestamp() })
+        await this.recordDelegation(trx, by, 'delegation.granted', userId, delegateId)
       }
     })
   }

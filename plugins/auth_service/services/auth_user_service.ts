@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { inject } from '@adonisjs/core'
 import { Database } from '@adonisjs/lucid/database'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type User from '#models/user'
 import { UserService } from '#core/services/user_service'
+import { AuditLog, SYSTEM_ACTOR, CHANGED, type AuditActor } from '#core/audit/audit_log'
 import { Clock } from './clock.js'
 import { RecoveryCodeService } from './recovery_code_service.js'
 import { AuthConfig } from '../config.js'
@@ -46,7 +48,8 @@ export class AuthUserService {
     private clock: Clock,
     private recovery: RecoveryCodeService,
     private users: UserService,
-    config: AuthConfig
+    config: AuthConfig,
+    private audit: AuditLog
   ) {
     this.globalPolicy = config.totp.policy
   }
@@ -89,9 +92,27 @@ export class AuthUserService {
     return Boolean(row.totp_secret && row.totp_enabled_at)
   }
 
-  async setPolicy(user: Pick<User, 'id'>, policy: TotpPolicy | null) {
-    await this.ensure(user)
-    await this.update(user.id, { totp_policy: policy })
+  /** `by`: the administrator who sets it, for the audit log. */
+  async setPolicy(
+    user: Pick<User, 'id' | 'code'>,
+    policy: TotpPolicy | null,
+    by: AuditActor = SYSTEM_ACTOR
+  ) {
+    const before = await this.ensure(user)
+    await this.db.transaction(async (trx) => {
+      await this.update(user.id, { totp_policy: policy }, trx)
+      await this.audit.record(
+        {
+          actor: by,
+          kind: 'user.two_factor_policy',
+          target: { type: 'user', id: user.id, label: user.code },
+          changes: {
+            twoFactorPolicy: { from: before.totp_policy ?? 'default', to: policy ?? 'default' },
+          },
+        },
+        trx
+      )
+    })
   }
 
   async setMustChangePassword(user: Pick<User, 'id'>, value: boolean) {
@@ -100,9 +121,24 @@ export class AuthUserService {
   }
 
   /** Forgets the user's second factor and its recovery codes (lost device); with policy required, the next login enrols again. */
-  async resetTotp(user: Pick<User, 'id'>) {
+  async resetTotp(user: Pick<User, 'id' | 'code'>, by: AuditActor = SYSTEM_ACTOR) {
     await this.ensure(user)
-    await this.update(user.id, { totp_secret: null, totp_enabled_at: null, totp_last_step: null })
+    await this.db.transaction(async (trx) => {
+      await this.update(
+        user.id,
+        { totp_secret: null, totp_enabled_at: null, totp_last_step: null },
+        trx
+      )
+      await this.audit.record(
+        {
+          actor: by,
+          kind: 'user.two_factor_reset',
+          target: { type: 'user', id: user.id, label: user.code },
+          changes: { twoFactor: CHANGED },
+        },
+        trx
+      )
+    })
     await this.recovery.forget(user.id)
   }
 
@@ -125,8 +161,8 @@ export class AuthUserService {
     return true
   }
 
-  async update(userId: number, values: Record<string, unknown>) {
-    await this.db
+  async update(userId: number, values: Record<string, unknown>, client?: QueryClientContract) {
+    await (client ?? this.db)
       .from('auth_users')
       .where('user_id', userId)
       .update({ ...values, updated_at: this.clock.now() })
