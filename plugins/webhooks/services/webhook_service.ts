@@ -6,6 +6,7 @@ import type { Actor, OperationArea } from '#core/rpc/base_operation'
 import { enforceRestrictions } from '#core/auth/restrictions'
 import { rpcError } from '#core/rpc/errors'
 import { OutboxService } from '#core/outbox/outbox_service'
+import { AuditLog, CHANGED, auditActorOf, diff } from '#core/audit/audit_log'
 import { SocketHub } from '#core/socket/hub'
 import { MessageType } from '#core/socket/protocol'
 import { BookAccessService, type BookRef } from '#plugins/books/services/book_access_service'
@@ -60,6 +61,9 @@ export interface WebhookInput {
   active?: boolean
 }
 
+/** How the audit log names a subscription. */
+const webhookTarget = (id: number, url: string) => ({ type: 'webhook', id, label: url })
+
 /** The recipient of a subscription's deliveries in the outbox. */
 export const recipientOf = (id: number) => `wh:${id}`
 
@@ -92,7 +96,8 @@ export class WebhookService {
     private books: BookAccessService,
     private index: SubscriptionIndex,
     private outbox: OutboxService,
-    private hub: SocketHub
+    private hub: SocketHub,
+    private audit: AuditLog
   ) {}
 
   /** The table (catId) or book (b_c) named, checked for administration rights. */
@@ -159,6 +164,21 @@ export class WebhookService {
         created_at: now,
         updated_at: now,
       })
+      await this.audit.record(
+        {
+          actor: auditActorOf(actor),
+          kind: 'webhook.created',
+          target: webhookTarget(Number(inserted), url),
+          changes: {
+            url: { from: null, to: url },
+            events: { from: null, to: events.join(',') },
+            book: { from: null, to: `${book.b_o}/${book.b_c}` },
+            table: { from: null, to: category?.id ?? null },
+            secret: CHANGED,
+          },
+        },
+        trx
+      )
       return Number(inserted)
     })
     await this.index.reload()
@@ -206,7 +226,7 @@ export class WebhookService {
   }
 
   async update(actor: Actor, id: number, input: WebhookInput) {
-    const { category } = await this.owned(actor, id)
+    const { category, row } = await this.owned(actor, id)
     const changes: Record<string, unknown> = { updated_at: Date.now() }
     if (input.url !== undefined) changes.url = checkUrl(input.url)
     if (input.events !== undefined)
@@ -221,15 +241,44 @@ export class WebhookService {
         changes.disabled_reason = null
       }
     }
-    await db.from('webhooks').where('id', id).update(changes)
+    await db.transaction(async (trx) => {
+      await trx.from('webhooks').where('id', id).update(changes)
+      const audited = ['url', 'events', 'field_ids', 'description', 'active'] as const
+      const pick = (source: Record<string, unknown>) =>
+        Object.fromEntries(
+          audited
+            .filter((field) => field in changes)
+            .map((field) => [field, field === 'active' ? Boolean(source[field]) : source[field]])
+        )
+      await this.audit.record(
+        {
+          actor: auditActorOf(actor),
+          kind: 'webhook.updated',
+          target: webhookTarget(id, String(changes.url ?? row.url)),
+          changes: diff(pick(row as any), pick(changes)),
+        },
+        trx
+      )
+    })
     if (input.active === false) await this.outbox.cancelPending(CHANNEL, recipientOf(id))
     await this.index.reload()
     return (await this.find(id))!
   }
 
   async delete(actor: Actor, id: number) {
-    await this.owned(actor, id)
-    await db.from('webhooks').where('id', id).delete()
+    const { row } = await this.owned(actor, id)
+    await db.transaction(async (trx) => {
+      await trx.from('webhooks').where('id', id).delete()
+      await this.audit.record(
+        {
+          actor: auditActorOf(actor),
+          kind: 'webhook.deleted',
+          target: webhookTarget(id, row.url),
+          changes: { url: { from: row.url, to: null } },
+        },
+        trx
+      )
+    })
     await this.outbox.cancelPending(CHANNEL, recipientOf(id))
     await this.index.reload()
   }
@@ -239,15 +288,26 @@ export class WebhookService {
     const { row } = await this.owned(actor, id)
     const secret = newSecret()
     const now = Date.now()
-    await db
-      .from('webhooks')
-      .where('id', id)
-      .update({
-        secret: seal(secret),
-        previous_secret: row.secret,
-        previous_until: now + webhooksConfig.rotationOverlapMs,
-        updated_at: now,
-      })
+    await db.transaction(async (trx) => {
+      await trx
+        .from('webhooks')
+        .where('id', id)
+        .update({
+          secret: seal(secret),
+          previous_secret: row.secret,
+          previous_until: now + webhooksConfig.rotationOverlapMs,
+          updated_at: now,
+        })
+      await this.audit.record(
+        {
+          actor: auditActorOf(actor),
+          kind: 'webhook.secret_rotated',
+          target: webhookTarget(id, row.url),
+          changes: { secret: CHANGED },
+        },
+        trx
+      )
+    })
     return { subscription: (await this.find(id))!, secret }
   }
 
