@@ -178,6 +178,6 @@ export default class WebhooksController {
     const ownerId = await this.directory.ownerOf(webhookId)
     const owner = ownerId === null ? null : await this.users.findById(ownerId)
     if (!owner) return ctx.response.abort('Not found', 404)
-    return consoleActor(owner, ctx.auth.use('web').user!)
+    return consoleActor(owner, ctx.auth.use('web').user!, ctx.request.ip())
   }
 }
