@@ -29,6 +29,7 @@ import { MetaService, type CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
 import { rowIdPages, rowPages } from './row_pages.js'
 import { RowWriter } from './row_writer.js'
+import { dropPivotIndexOn } from './pivot_index.js'
 import { SchemaService } from './schema_service.js'
 import { bumpMetaVersion, countOf, intParam, invalid, unix } from './structure_support.js'
 import { TableAccess } from './table_access.js'
@@ -377,6 +378,7 @@ export class FieldStructure {
       await bumpMetaVersion(trx, this.meta, category.id, stamp)
     })
     if (rebuild && field.column) {
+      await dropPivotIndexOn(category.id, [field.column])
       await this.schema.dropColumns(
         category.id,
         field.type === 'link' ? [field.column, `${field.column}_t`] : [field.column]
@@ -448,6 +450,7 @@ export class FieldStructure {
       await trx.from('table_fields').where('id', field.id).delete()
       await bumpMetaVersion(trx, this.meta, category.id, stamp)
     })
+    if (field.column) await dropPivotIndexOn(category.id, [field.column])
     await this.schema.dropField(category.id, field)
     await emitter.emit('tables:fields_deleted', {
       categoryId: category.id,

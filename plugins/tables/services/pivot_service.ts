@@ -1,7 +1,8 @@
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { Actor } from '#core/rpc/base_operation'
-import { rpcError } from '#core/rpc/errors'
+import logger from '@adonisjs/core/services/logger'
+import { RpcError, rpcError } from '#core/rpc/errors'
 import { quoteId, readQuery } from '#core/native_sql'
 import { StampService } from '#core/services/stamp_service'
 import {
@@ -10,6 +11,7 @@ import {
   rowTableName,
   sideTableName,
   sqlColumnOf,
+  storageOf,
   type FieldDef,
 } from '../lib/field_types.js'
 import { chunks } from '../lib/row_sql.js'
@@ -18,6 +20,7 @@ import { MetaService, type CategoryMeta } from './meta_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
 import { userNamesOf } from './user_names.js'
 import { RowSelection, type Selection } from './row_selection.js'
+import { ensurePivotIndex } from './pivot_index.js'
 
 export const PIVOT_OPERATIONS = ['count', 'sum', 'avg', 'min', 'max'] as const
 export const DATE_GROUPINGS = ['day', 'week', 'month', 'year'] as const
@@ -44,12 +47,20 @@ export interface PivotKey {
   text: string
 }
 
+/** Stored forms a plain index covers whole (a long text would need a prefix). */
+const INDEXABLE_STORAGE = new Set(['string', 'date', 'boolean', 'bigint', 'double'])
+const hasSideTableKind = (field: FieldDef) => ['multi', 'link'].includes(kindOf(field))
+
 /** One grouping dimension: its SQL key expression and the join it needs. */
 interface Axis {
   field: FieldDef
   expr: string
   join: string
   grouping: DateGrouping | null
+  /** The row table's column the key is computed from (null: a side table's value). */
+  column: string | null
+  /** The key expression computed from another reference to that column (pre-grouped rows). */
+  keyOf: (source: string) => string
 }
 
 const isMysql = () => db.connection().dialect.name === 'mysql'
@@ -83,6 +94,38 @@ export class PivotService {
     private rowSelection: RowSelection
   ) {}
 
+  /**
+   * The table's pivot index (README, "Pivot index"): on the columns of its saved pivot (the
+   * horizontal and vertical fields, and the value field when there is one), so that the saved
+   * pivot's groups are read in index order (pregroupedSql) instead of sorting every row. Made
+   * when updateTable saves the settings, dropped when they name no indexable field; an axis
+   * through a side table (multi enum, link) or a long text column gets none.
+   */
+  async ensureIndex(categoryId: number) {
+    const found = await this.meta.category(categoryId)
+    if (!found) return
+    const { category } = found
+    let columns: string[] = []
+    try {
+      const settings = this.settings(category, { catId: category.id })
+      const fields = [settings.hz, settings.vt, settings.va].filter(
+        (field): field is FieldDef => field !== null
+      )
+      const indexable = fields.every(
+        (field) => !hasSideTableKind(field) && INDEXABLE_STORAGE.has(storageOf(field))
+      )
+      if (indexable) columns = [...new Set(fields.map((field) => sqlColumnOf(field)!))]
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error // no saved pivot, or one naming a lost field
+    }
+    try {
+      await ensurePivotIndex(category.id, columns)
+    } catch (error) {
+      // The settings are saved; the pivot answers the same without its index, only slower.
+      logger.error({ err: error, categoryId }, 'pivot index not made')
+    }
+  }
+
   async pivot(actor: Actor | null, input: PivotInput) {
     const sstamp = await this.stamps.watermark()
     const scope = await this.access.forCategory(actor, input.catId, 'read', input.b_o)
@@ -98,6 +141,11 @@ export class PivotService {
 
     const table = quoteId(rowTableName(category.id))
     const run = (axes: Axis[]) => {
+      if (this.pregroupable(settings.operation, axes))
+        return readQuery(
+          this.pregroupedSql(table, axes, aggregate, where.sql, settings.operation),
+          where.bindings
+        )
       const keys = axes.map((axis, index) => `${axis.expr} AS k${index}`)
       const sql =
         `SELECT ${[...keys, `${aggregate} AS v`].join(', ')} FROM ${table} t ` +
@@ -178,6 +226,49 @@ export class PivotService {
       const values = (axis.field.options.values ?? []).map((value) => String(value).toLowerCase())
       return new Set(values).size === values.length
     })
+  }
+
+  /**
+   * Whether the groups can be computed from groups of the stored values (pregroupedSql): an
+   * aggregate that is exact on partial results (count, min, max), axes that are columns of the
+   * row table, and no date with a time (its stored values are nearly as many as the rows: a
+   * date without a time has at most 366 a year, folded into its weeks, months or years).
+   */
+  private pregroupable(operation: PivotOperation, axes: Axis[]) {
+    if (operation !== 'count' && operation !== 'min' && operation !== 'max') return false
+    if (axes.length === 0) return false
+    return axes.every(
+      (axis) =>
+        axis.column !== null &&
+        (kindOf(axis.field) !== 'date' ||
+          (axis.field.type === 'date' && !axis.field.options.withTime))
+    )
+  }
+
+  /**
+   * The groups of `axes` in two steps: the rows grouped by the stored values of the axes'
+   * columns (GROUP BY the columns themselves: read in the order of an index on them, the
+   * table's pivot index, without a sort and without a function call per row), then those
+   * groups folded into the keys (a month from its days, NULL with '') by the same aggregate
+   * (counts add up, minima and maxima compare): the answer of the one-step GROUP BY.
+   */
+  private pregroupedSql(
+    table: string,
+    axes: Axis[],
+    aggregate: string,
+    where: string,
+    operation: PivotOperation
+  ) {
+    const raws = axes.map((axis) => `t.${quoteId(axis.column!)}`)
+    const inner =
+      `SELECT ${[...raws.map((raw, index) => `${raw} AS r${index}`), `${aggregate} AS v`].join(', ')} ` +
+      `FROM ${table} t ${where} GROUP BY ${raws.join(', ')}`
+    const outer = operation === 'count' ? 'SUM' : operation.toUpperCase()
+    const keys = axes.map((axis, index) => `${axis.keyOf(`p.r${index}`)} AS k${index}`)
+    return (
+      `SELECT ${[...keys, `${outer}(p.v) AS v`].join(', ')} FROM (${inner}) p ` +
+      `GROUP BY ${axes.map((_, index) => `k${index}`).join(', ')}`
+    )
   }
 
   /**
@@ -268,13 +359,25 @@ export class PivotService {
         expr: `${alias}.value`,
         join: `LEFT JOIN ${side} ${alias} ON ${alias}.row_id = t.id`,
         grouping: null,
+        column: null,
+        keyOf: (source) => source,
       }
     }
-    const column = `t.${quoteId(sqlColumnOf(field)!)}`
-    if (kind === 'bool')
-      return { field, expr: `CASE WHEN ${column} THEN 1 ELSE 0 END`, join: '', grouping: null }
-    if (kind !== 'date') return { field, expr: `NULLIF(${column}, '')`, join: '', grouping: null }
-    return { field, expr: this.dateKey(column, grouping), join: '', grouping }
+    const column = sqlColumnOf(field)!
+    const keyOf =
+      kind === 'bool'
+        ? (source: string) => `CASE WHEN ${source} THEN 1 ELSE 0 END`
+        : kind === 'date'
+          ? (source: string) => this.dateKey(source, grouping)
+          : (source: string) => `NULLIF(${source}, '')`
+    return {
+      field,
+      expr: keyOf(`t.${quoteId(column)}`),
+      join: '',
+      grouping: kind === 'date' ? grouping : null,
+      column,
+      keyOf,
+    }
   }
 
   /** The group key of a stored date ('YYYY-MM-DD[ HH:MM:SS]'): a week is keyed by its Monday. */

@@ -15,6 +15,7 @@ import { flagOr } from '../lib/wire.js'
 import { fieldValidator } from '../validators/params.js'
 import { FieldStructure, type FieldInput } from './field_structure.js'
 import { MetaService } from './meta_service.js'
+import { PivotService } from './pivot_service.js'
 import { SchemaService } from './schema_service.js'
 import { bumpMetaVersion, countOf, intParam, invalid, unix } from './structure_support.js'
 import { TableAccess } from './table_access.js'
@@ -50,7 +51,8 @@ export class StructureService {
     private meta: MetaService,
     private schema: SchemaService,
     private access: TableAccess,
-    private fields: FieldStructure
+    private fields: FieldStructure,
+    private pivots: PivotService
   ) {}
 
   /** The book's smart-table container, created on first use. */
@@ -199,6 +201,8 @@ export class StructureService {
       }
       await bumpMetaVersion(trx, this.meta, category.id, stamp)
     })
+    // Saved pivot settings get their index (DDL: outside the transaction, see SchemaService).
+    if (input.prefs !== undefined) await this.pivots.ensureIndex(category.id)
   }
 
   async deleteTable(actor: Actor, categoryId: number, b_o?: unknown) {
