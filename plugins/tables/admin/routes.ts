@@ -6,6 +6,8 @@ const TablesController = () => import('./controllers/tables_controller.js')
 const registerTablesConsole: PluginAdminRoutes = (router) => {
   router.get('/', [TablesController, 'index']).as('index')
   router.get('/:catId', [TablesController, 'show']).as('show')
+  router.post('/:catId/cells', [TablesController, 'updateCell']).as('cell')
+  router.get('/:catId/export.csv', [TablesController, 'exportCsv']).as('export')
 }
 
 export default registerTablesConsole
