@@ -5,6 +5,7 @@ import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { readCached } from '#core/native_sql'
 import { StampService } from '#core/services/stamp_service'
+import { AuditLog, auditActorOf } from '#core/audit/audit_log'
 import { isUniqueViolation } from '#core/services/db_errors'
 import { DEFAULT_RIGHTS, UserService } from '#core/services/user_service'
 import type User from '#models/user'
@@ -60,6 +61,13 @@ const isNested = (value: unknown) => value !== null && typeof value === 'object'
 const userHasRight = (user: User, right: string) =>
   ({ ...DEFAULT_RIGHTS, ...user.rights })[right] === true
 
+/** How the audit log names a book: its owner's code / its code. */
+const bookTarget = (book: BookRef) => ({
+  type: 'book',
+  id: book.id,
+  label: `${book.b_o}/${book.b_c}`,
+})
+
 /** Books: listing (getAllBooks, getBookInfo), creation, owner settings, archive, per-member prefs. */
 @inject()
 export class BookService {
@@ -67,7 +75,8 @@ export class BookService {
     private stamps: StampService,
     private access: BookAccessService,
     private counters: BookCountersService,
-    private users: UserService
+    private users: UserService,
+    private audit: AuditLog
   ) {}
 
   private joinedMembers(userId: number) {
@@ -422,6 +431,15 @@ export class BookService {
         .from(TABLES.books)
         .where('id', book.id)
         .update({ archived, sstamp: stamp, updated_at: new Date() })
+      await this.audit.record(
+        {
+          actor: auditActorOf(actor),
+          kind: archived ? 'book.archived' : 'book.unarchived',
+          target: bookTarget(book),
+          changes: { archived: { from: Boolean(book.archived), to: archived } },
+        },
+        trx
+      )
       afterCommit(() =>
         emitter.emit('books:book_updated', {
           book: { ...book, archived },
@@ -445,6 +463,15 @@ export class BookService {
         .from(TABLES.books)
         .where('id', book.id)
         .update({ del: true, sstamp: stamp, updated_at: new Date() })
+      await this.audit.record(
+        {
+          actor: auditActorOf(actor),
+          kind: 'book.deleted',
+          target: bookTarget(book),
+          changes: { deleted: { from: false, to: true } },
+        },
+        trx
+      )
       afterCommit(() =>
         emitter.emit('books:book_updated', {
           book,

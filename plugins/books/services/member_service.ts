@@ -5,11 +5,12 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { OutboxService } from '#core/outbox/outbox_service'
+import { AuditLog, auditActorOf } from '#core/audit/audit_log'
 import { StampService } from '#core/services/stamp_service'
 import { DEFAULT_RIGHTS, UserService } from '#core/services/user_service'
 import type User from '#models/user'
 import { TABLES, type MemberRow } from '../models/records.js'
-import { RIGHT_ADMIN, RIGHT_READWRITE, isValidRight } from '../rights.js'
+import { RIGHT_ADMIN, RIGHT_NAMES, RIGHT_READWRITE, isValidRight } from '../rights.js'
 import type { MemberChange } from '../events.js'
 import { BookAccessService, type BookRef } from './book_access_service.js'
 import { AddressInvitationService, invitationAddressOf } from './address_invitation_service.js'
@@ -47,7 +48,8 @@ export class MemberService {
     private access: BookAccessService,
     private users: UserService,
     private outbox: OutboxService,
-    private addressInvitations: AddressInvitationService
+    private addressInvitations: AddressInvitationService,
+    private audit: AuditLog
   ) {}
 
   private async findMember(bookId: number, userId: number, trx?: TransactionClientContract) {
@@ -297,6 +299,20 @@ export class MemberService {
         .where('id', member.id)
         .update({ right, sstamp: stamp, updated_at: new Date() })
       await this.touchBook(trx, book.id, stamp)
+      await this.audit.record(
+        {
+          actor: auditActorOf(actor),
+          kind: 'book.member_right_changed',
+          target: { type: 'book', id: book.id, label: `${book.b_o}/${book.b_c}` },
+          changes: {
+            [`right of ${user.code}`]: {
+              from: RIGHT_NAMES[Number(member.right)] ?? Number(member.right),
+              to: RIGHT_NAMES[right] ?? right,
+            },
+          },
+        },
+        trx
+      )
       afterCommit(() => this.emit(book, user, 'right', member.invite, right, false, actor.user.id))
       return { book, u_c: user.code, invite: member.invite, right, del: false }
     })
