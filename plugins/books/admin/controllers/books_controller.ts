@@ -197,6 +197,8 @@ export default class BooksController {
   ) {
     const owner = await this.users.findById(book.ownerId)
     if (!owner) return null
-    return refusalAsFormError(ctx, () => action(consoleActor(owner, ctx.auth.use('web').user!)))
+    return refusalAsFormError(ctx, () =>
+      action(consoleActor(owner, ctx.auth.use('web').user!, ctx.request.ip()))
+    )
   }
 }
