@@ -3,6 +3,7 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
 import type { PluginAdminRoutes } from '#core/plugins/define_plugin'
 import { serveConsoleAsset } from './assets.js'
+import { renderConsoleNotFound } from './console_errors.js'
 
 const SignInController = () => import('./controllers/sign_in_controller.js')
 const DashboardController = () => import('./controllers/dashboard_controller.js')
@@ -80,6 +81,13 @@ export async function registerConsole(router: Router, app: ApplicationService) {
           .as(`console.${plugin.id}`)
           .use(middleware.console({ permission: plugin.permission }))
       }
+
+      // Last: any other /admin address is the console's 404 page, with its navigation.
+      router
+        .any('/admin/*', async (ctx) => {
+          await renderConsoleNotFound(ctx)
+        })
+        .use(middleware.console())
     })
     .use([
       middleware.noStore(),

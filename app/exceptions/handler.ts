@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { ExceptionHandler, type HttpContext } from '@adonisjs/core/http'
+import { renderConsoleNotFound } from '#admin/console_errors'
 
 /** An error's HTTP status when it carries one (404 for an unknown route), else 500. */
 function statusOf(error: unknown): number {
@@ -56,6 +57,8 @@ export default class HttpExceptionHandler extends ExceptionHandler {
         : status === 404
           ? 'There is nothing at this address.'
           : 'The request was refused.'
+    // A 404 inside the signed-in console keeps the console's layout and navigation.
+    if (status === 404 && (await renderConsoleNotFound(ctx))) return
     ctx.response.status(status)
     if (wantsHtml(ctx)) {
       ctx.response.header('Content-Type', 'text/html; charset=utf-8')

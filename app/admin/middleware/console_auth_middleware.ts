@@ -5,13 +5,15 @@ import { ConsoleSecurity } from '#core/auth/console_security'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
 import { navigationFor, mayUse } from '#admin/navigation'
 import { SESSION_KEYS } from '#admin/sign_in'
+import { markSignedInConsolePage } from '#admin/console_errors'
 
 /**
  * Every console page but the sign-in: a signed-in administrator whose
  * console session (a session of the authentication provider, revocable from
  * the Users page)
  * is still active. Anyone else is sent to the sign-in page before any
- * handler runs: no page, no prop. Shares `me` and `nav` with every page.
+ * handler runs: no page, no prop. Shares `me` and `nav` with every page
+ * (the forbidden and not-found pages too: they keep the navigation).
  * `permission` (a right name) narrows a plugin's pages further.
  */
 export default class ConsoleAuthMiddleware {
@@ -30,16 +32,18 @@ export default class ConsoleAuthMiddleware {
       ctx.session.forget(SESSION_KEYS.authSession)
       return ctx.response.redirect('/admin/login', false, 303)
     }
-    if (!mayUse(user, options.permission)) {
-      ctx.response.status(403)
-      return ctx.inertia.render('forbidden', { me: { code: user.code } })
-    }
     const registry = await app.container.make(PluginRegistry)
     ctx.inertia.share({
       me: { code: user.code, name: `${user.firstName} ${user.lastName}`.trim() || user.code },
       nav: navigationFor(registry, user),
       notice: ctx.session.flashMessages.get('notice') ?? null,
     })
+    markSignedInConsolePage(ctx)
+    if (!mayUse(user, options.permission)) {
+      // Sent here: a middleware's return value is not the answer (only a route handler's is).
+      ctx.response.status(403)
+      return ctx.response.send(await ctx.inertia.render('forbidden', {}))
+    }
     return next()
   }
 }
