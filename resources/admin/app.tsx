@@ -3,6 +3,9 @@ import { createRoot } from 'react-dom/client'
 import type { ReactNode } from 'react'
 import Layout from './components/layout'
 import './styles.css'
+// Linked from the root template (resources/views/inertia_layout.edge) through Vite's manifest:
+// importing it here is what puts it in the build.
+import './favicon.svg'
 
 type PageModule = { default: { layout?: unknown } & ((props: any) => ReactNode) }
 
@@ -20,7 +23,7 @@ async function resolvePage(name: string): Promise<PageModule> {
   throw new Error(`No console page named ${name}`)
 }
 
-const BARE = new Set(['login', 'forbidden'])
+const BARE = new Set(['login'])
 
 createInertiaApp({
   title: (title) => (title ? `${title} · Quire console` : 'Quire console'),

@@ -18,7 +18,13 @@ export default function Layout({ children }: { children: ReactNode }) {
   return (
     <div className="shell">
       <header className="topbar">
-        <button className="menu" aria-label="Menu" onClick={() => setOpen(!open)}>
+        <button
+          className="menu"
+          aria-label="Menu"
+          aria-controls="console-nav"
+          aria-expanded={open}
+          onClick={() => setOpen(!open)}
+        >
           ☰
         </button>
         <Link href="/admin" className="brand">
@@ -32,7 +38,7 @@ export default function Layout({ children }: { children: ReactNode }) {
           Sign out
         </button>
       </header>
-      <nav className={open ? 'side open' : 'side'} aria-label="Console">
+      <nav id="console-nav" className={open ? 'side open' : 'side'} aria-label="Console">
         {(props.nav ?? []).map((entry) => (
           <Link
             key={entry.href}
