@@ -1,5 +1,6 @@
 import { hkdfSync } from 'node:crypto'
 import env from '#start/env'
+import settings from '#core/settings/main'
 import quireConfig from '#config/quire'
 import { appKey } from '#config/app'
 
@@ -71,7 +72,10 @@ export class AuthConfig {
   /** The kernel's login throttle (LOGIN_*): the password check is core's CredentialService. */
   readonly login = quireConfig.login
   readonly revokeOthers = {
-    maxRequests: env.get('AUTH_REVOKE_MAX_REQUESTS', 5),
+    /** The setting auth_service.revokeMaxRequests, read on every call (changeable at runtime). */
+    get maxRequests() {
+      return settings.integer('auth_service.revokeMaxRequests')
+    },
     window: env.get('AUTH_REVOKE_WINDOW', '1 min'),
   }
   readonly sessionCache = {

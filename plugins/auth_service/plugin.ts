@@ -13,8 +13,23 @@ export default definePlugin({
     'Authentication service: password + TOTP login, JWT and refresh tokens, revoke-others',
   provider: () => import('./provider.js'),
   routes: () => import('./routes.js'),
-  // No console pages of its own: its part of the dashboard.
+  // No console pages of its own: its part of the dashboard, and its panel on the user page.
   admin: {
     dashboard: () => import('./admin/dashboard.js'),
+    userPanels: () => import('./admin/user_panels.js'),
   },
+  // Read on every call through the settings service (docs/settings.md): a change applies at once.
+  settings: [
+    {
+      key: 'revokeMaxRequests',
+      label: 'Sign out everywhere else: requests allowed',
+      help: 'How many times one user may ask to sign out all their other sessions within the window (AUTH_REVOKE_WINDOW).',
+      type: 'integer',
+      default: 5,
+      min: 1,
+      max: 1000,
+      env: 'AUTH_REVOKE_MAX_REQUESTS',
+      runtime: true,
+    },
+  ],
 })

@@ -1,4 +1,5 @@
 import env from '#start/env'
+import settings from '#core/settings/main'
 
 /** Settings of the books plugin (env variables listed in README.md). */
 const booksConfig = {
@@ -8,7 +9,9 @@ const booksConfig = {
    */
   counterRefreshMs: env.get('BOOKS_COUNTER_REFRESH_MS', 250),
   /** A getBookMessages sstamp delta is "without paging" (4.A.3 rule 4), within this bound. */
-  messagesDeltaMax: env.get('BOOKS_MESSAGES_DELTA_MAX', 5000),
+  get messagesDeltaMax() {
+    return settings.integer('books.messagesDeltaMax')
+  },
   /** getBookMessages' nbMax when empty (4.A.3 rule 1) and its upper bound. */
   defaultPageSize: 50,
   maxPageSize: 1000,

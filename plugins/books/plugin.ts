@@ -58,4 +58,29 @@ export default definePlugin({
       'books:member_changed',
     ],
   },
+  // Read on every use through the settings service (docs/settings.md): a change applies at once.
+  settings: [
+    {
+      key: 'addressInvitationTtlDays',
+      label: 'Invitation link lifetime',
+      help: 'Days an invitation sent to an e-mail address or phone number with no account stays valid.',
+      type: 'integer',
+      default: 14,
+      min: 1,
+      max: 365,
+      env: 'BOOKS_ADDRESS_INVITATION_TTL_DAYS',
+      runtime: true,
+    },
+    {
+      key: 'messagesDeltaMax',
+      label: 'Messages sent at most since a sync point',
+      help: 'When an app asks for the messages changed since its last sync, at most this many are sent in one answer.',
+      type: 'integer',
+      default: 5000,
+      min: 100,
+      max: 100_000,
+      env: 'BOOKS_MESSAGES_DELTA_MAX',
+      runtime: true,
+    },
+  ],
 })

@@ -1,4 +1,5 @@
 import env from '#start/env'
+import settings from '#core/settings/main'
 import type { CountryCode } from 'libphonenumber-js'
 
 /** Settings of the gateways plugin (env variables listed in README.md). */
@@ -25,7 +26,9 @@ const gatewaysConfig = {
   /** How long a gateway has to confirm an SMS it collected before it goes back to the queue (ms). */
   smsAckTimeoutMs: env.get('GATEWAYS_SMS_ACK_TIMEOUT_MS', 600_000),
   /** Hand-outs of one SMS in all (first included); unconfirmed after the last, it is failed. */
-  smsMaxAttempts: env.get('GATEWAYS_SMS_MAX_ATTEMPTS', 3),
+  get smsMaxAttempts() {
+    return settings.integer('gateways.smsMaxAttempts')
+  },
   /** Push through FCM HTTP v1 (gcm_rid, gcm_nk devices); off while no service account is set. */
   fcm: {
     /** The service account's JSON key: the JSON itself, or the path of its file. */

@@ -27,4 +27,18 @@ export default definePlugin({
     ],
     routes: () => import('./admin/routes.js'),
   },
+  // Read on every use through the settings service (docs/settings.md): a change applies at once.
+  settings: [
+    {
+      key: 'smsMaxAttempts',
+      label: 'Hand-outs of one SMS',
+      help: 'Times one SMS is handed to a gateway phone in all; unconfirmed after the last, it is marked failed.',
+      type: 'integer',
+      default: 3,
+      min: 1,
+      max: 20,
+      env: 'GATEWAYS_SMS_MAX_ATTEMPTS',
+      runtime: true,
+    },
+  ],
 })

@@ -23,4 +23,29 @@ export default definePlugin({
     nav: [{ label: 'Webhooks' }],
     routes: () => import('./admin/routes.js'),
   },
+  // Read through the settings service on every delivery (config.ts): a change applies at once.
+  settings: [
+    {
+      key: 'timeoutMs',
+      label: 'Delivery timeout',
+      help: 'How long one delivery attempt may take, from connecting to the end of the answer, in milliseconds.',
+      type: 'integer',
+      default: 10_000,
+      min: 100,
+      max: 3_600_000,
+      env: 'WEBHOOKS_TIMEOUT_MS',
+      runtime: true,
+    },
+    {
+      key: 'disableAfterFailures',
+      label: 'Failures before a webhook is turned off',
+      help: 'Deliveries that failed for good, in a row, before the subscription is disabled.',
+      type: 'integer',
+      default: 3,
+      min: 1,
+      max: 1000,
+      env: 'WEBHOOKS_DISABLE_AFTER_FAILURES',
+      runtime: true,
+    },
+  ],
 })

@@ -217,7 +217,7 @@ test.group('webhooks console in a browser (Chromium)', (group) => {
         await visitor.context.close()
       } finally {
         outbox.settings.maxAttempts = savedAttempts
-        restore()
+        await restore()
         await receiver.close()
       }
     })

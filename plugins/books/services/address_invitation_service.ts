@@ -5,7 +5,7 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { rpcError } from '#core/rpc/errors'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { normalizeEmail, normalizePhone } from '#core/services/user_service'
-import env from '#start/env'
+import settings from '#core/settings/main'
 import { OWNER_PREF_DEFAULTS, OWNER_PREF_KINDS, parseJson, typedPrefs } from '../models/prefs.js'
 import type { BookRef } from './book_access_service.js'
 import '../events.js'
@@ -14,7 +14,7 @@ export const ADDRESS_INVITATIONS = 'book_address_invitations'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 /** Read at each invitation: tests and operators may change it without a restart. */
-const ttlMs = () => env.get('BOOKS_ADDRESS_INVITATION_TTL_DAYS', 14) * DAY_MS
+const ttlMs = () => settings.integer('books.addressInvitationTtlDays') * DAY_MS
 
 /** One @, no spaces, a dot in the domain: what a mail relay can be asked to reach. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@.]+$/

@@ -1,11 +1,11 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
+import settings from '#core/settings/main'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { urlTriggerDefaults } from '#plugins/tables/lib/trigger_url_hook'
 import { eventually, ok, type Call } from '#plugins/tables/tests/helpers/tables'
 import { files, upload } from '#plugins/media/tests/helpers/media'
 import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
-import webhooksConfig from '../../config.js'
 import type { Receiver } from '../helpers/receiver.js'
 import { withReceiver, table, type Book } from '../helpers/setup.js'
 
@@ -27,10 +27,9 @@ test.group('webhooks: disabling tells the creator; api.php default', (group) => 
     const outbox = await app.container.make(OutboxService)
     const saved = {
       attempts: outbox.settings.maxAttempts,
-      after: webhooksConfig.disableAfterFailures,
     }
     outbox.settings.maxAttempts = 2
-    webhooksConfig.disableAfterFailures = 2
+    await settings.update('webhooks.disableAfterFailures', 2, { userId: null })
     const socket = await attached(book.session)
     try {
       const t = await table(call, book)
@@ -70,7 +69,7 @@ test.group('webhooks: disabling tells the creator; api.php default', (group) => 
       assert.equal(listed.disabledReason, frame.value.disabledReason)
     } finally {
       outbox.settings.maxAttempts = saved.attempts
-      webhooksConfig.disableAfterFailures = saved.after
+      await settings.update('webhooks.disableAfterFailures', null, { userId: null })
       await socket.close()
     }
   })

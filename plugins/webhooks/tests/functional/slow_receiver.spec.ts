@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import { OutboxService } from '#core/outbox/outbox_service'
+import settings from '#core/settings/main'
 import { eventually, ok, type Call } from '#plugins/tables/tests/helpers/tables'
 import webhooksConfig from '../../config.js'
 import { startReceiver, type Receiver } from '../helpers/receiver.js'
@@ -33,7 +34,7 @@ test.group('webhooks: a hanging receiver', (group) => {
     hanging.state.answer = () => 'hang'
     // Every attempt to the hanging one lasts longer than the test: none of its sends ends.
     const savedTimeout = webhooksConfig.timeoutMs
-    webhooksConfig.timeoutMs = 600_000
+    await settings.update('webhooks.timeoutMs', 600_000, { userId: null })
     try {
       const t = await table(call, book)
       const subscribe = async (url: string, into: Receiver) => {
@@ -63,7 +64,7 @@ test.group('webhooks: a hanging receiver', (group) => {
       assert.lengthOf(hanging.received, share)
       ok(await call('deleteWebhook', { webhookId: stuck }))
     } finally {
-      webhooksConfig.timeoutMs = savedTimeout
+      await settings.update('webhooks.timeoutMs', savedTimeout, { userId: null })
       await hanging.close()
     }
   })

@@ -1,6 +1,7 @@
 import app from '@adonisjs/core/services/app'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { caller, makeBook, ok, type Call } from '#plugins/tables/tests/helpers/tables'
+import settings from '#core/settings/main'
 import webhooksConfig from '../../config.js'
 import { parseRanges } from '../../lib/address_guard.js'
 import { startReceiver } from './receiver.js'
@@ -15,17 +16,17 @@ export async function loosen() {
   const outbox = await app.container.make(OutboxService)
   const saved = {
     ranges: webhooksConfig.allowedRanges,
-    timeout: webhooksConfig.timeoutMs,
     backoff: { ...outbox.settings.backoff },
   }
   webhooksConfig.allowedRanges = parseRanges('127.0.0.0/8,::1/128')
-  webhooksConfig.timeoutMs = 500
+  // A runtime setting: changed as the console's Settings page does, undone below.
+  await settings.update('webhooks.timeoutMs', 500, { userId: null })
   outbox.settings.backoff.baseMs = 30
   outbox.settings.backoff.maxMs = 100
-  return () => {
+  return async () => {
     webhooksConfig.allowedRanges = saved.ranges
-    webhooksConfig.timeoutMs = saved.timeout
     Object.assign(outbox.settings.backoff, saved.backoff)
+    await settings.update('webhooks.timeoutMs', null, { userId: null })
   }
 }
 
@@ -43,7 +44,7 @@ export async function withReceiver() {
     call,
     receiver,
     teardown: async () => {
-      restore()
+      await restore()
       await receiver.close()
     },
   }
@@ -57,8 +58,8 @@ export async function withoutSweeper() {
   const outbox = await app.container.make(OutboxService)
   outbox.stopSweeper()
   const restore = await loosen()
-  return () => {
-    restore()
+  return async () => {
+    await restore()
     outbox.startSweeper()
   }
 }

@@ -1,0 +1,64 @@
+import { inject } from '@adonisjs/core'
+import type User from '#models/user'
+import type { PageRequest } from '#core/paging'
+import { ConsoleSecurity } from '#core/auth/console_security'
+import type { UserPanel, UserPanelPart } from '#core/plugins/define_plugin'
+
+const API_SESSIONS = 'apiSessions'
+
+/**
+ * The authentication service's panel on the console's user page: the user's
+ * signed-in apps and browsers (API sessions), searchable, each with an End
+ * button. Reads and ends them through the same service methods as the rest of
+ * the console (this plugin's ConsoleSecurity).
+ */
+@inject()
+export default class AuthServiceUserPanels implements UserPanelPart {
+  constructor(private security: ConsoleSecurity) {}
+
+  panels(): UserPanel[] {
+    return [
+      {
+        key: API_SESSIONS,
+        title: 'API sessions',
+        description: 'Apps and browsers signed in through the authentication service.',
+        columns: [
+          { key: 'client', label: 'Client' },
+          { key: 'address', label: 'Address' },
+          { key: 'browser', label: 'Browser or app' },
+          { key: 'created', label: 'Signed in', format: 'date' },
+        ],
+        searchPlaceholder: 'Client, address or browser',
+        rowAction: {
+          action: 'end',
+          label: 'End',
+          question: 'End this session? The app must sign in again.',
+          notice: 'Session ended',
+        },
+      },
+    ]
+  }
+
+  async rows(panelKey: string, user: User, request: PageRequest) {
+    if (panelKey !== API_SESSIONS) throw new Error(`No panel ${panelKey}`)
+    const sessions = await this.security.sessionsOf(user.id, request)
+    return {
+      ...sessions,
+      items: sessions.items.map((session) => ({
+        id: session.id,
+        cells: {
+          client: (session.client_id as string | null) ?? 'direct sign-in',
+          address: (session.ip as string | null) ?? 'unknown',
+          browser: (session.user_agent as string | null) ?? 'unknown',
+          created: (session.created_at as string | null) ?? null,
+        },
+      })),
+    }
+  }
+
+  async act(panelKey: string, action: string, user: User, rowId: string) {
+    if (panelKey !== API_SESSIONS || action !== 'end') return false
+    await this.security.endSession(user.id, rowId, 'console')
+    return true
+  }
+}
