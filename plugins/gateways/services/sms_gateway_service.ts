@@ -14,6 +14,7 @@ import type { Credentials } from '#core/auth/resolve_actor'
 import { dbTimestamp } from '#core/db_time'
 import { isUniqueViolation } from '#core/services/db_errors'
 import { StampService } from '#core/services/stamp_service'
+import { AuditLog, SYSTEM_ACTOR, type AuditActor } from '#core/audit/audit_log'
 import { UserService } from '#core/services/user_service'
 import { NO_RESTRICTIONS } from '#models/api_session'
 import type ApiSession from '#models/api_session'
@@ -74,7 +75,8 @@ export class SmsGatewayService implements GatewayAuthenticator {
     private users: UserService,
     private books: BookAccessService,
     private limits: GatewayLimits,
-    private sockets: GatewaySockets
+    private sockets: GatewaySockets,
+    private audit: AuditLog
   ) {}
 
   /** A parameter read as a phone number in E.164 (the default region applies), or a nok naming it. */
@@ -200,7 +202,7 @@ export class SmsGatewayService implements GatewayAuthenticator {
    * book or not (allowing again without a book frees it). A pending
    * registration becomes allowed: the phone registers again to get its sesskey.
    */
-  async allow(rawPhone: string, book: BookPair | null) {
+  async allow(rawPhone: string, book: BookPair | null, by: AuditActor = SYSTEM_ACTOR) {
     const phone = this.phoneOf(rawPhone, 'phone')
     if (book && !(await this.books.resolve(book.b_o, book.b_c))) {
       throw rpcError('NOT_FOUND', `Book not found: ${book.b_o}/${book.b_c}`)
@@ -212,9 +214,23 @@ export class SmsGatewayService implements GatewayAuthenticator {
       book_code: book?.b_c ?? null,
     }
     await this.stamps.write(async ({ trx }) => {
+      const before = await trx.from(TABLE).where('phone', phone).first()
       const updated = await trx.from(TABLE).where('phone', phone).update(allowed)
       if (Number(updated) === 0)
         await trx.table(TABLE).insert({ phone, created_at: dbTimestamp(), ...allowed })
+      const bookOf = (row: any) => (row?.book_code ? `${row.book_owner}/${row.book_code}` : null)
+      await this.audit.record(
+        {
+          actor: by,
+          kind: 'gateway.allowed',
+          target: { type: 'gateway', id: before?.id ?? null, label: phone },
+          changes: {
+            allowed: { from: Boolean(before?.allowed), to: true },
+            book: { from: bookOf(before), to: bookOf(allowed) },
+          },
+        },
+        trx
+      )
     })
     return { phone, book }
   }
