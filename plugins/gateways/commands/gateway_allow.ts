@@ -41,7 +41,8 @@ export default class GatewayAllow extends BaseCommand {
     }
     try {
       const gateways = await this.app.container.make(SmsGatewayService)
-      const allowed = await gateways.allow(this.phone, book)
+      const { cliActor } = await import('#core/audit/audit_log')
+      const allowed = await gateways.allow(this.phone, book, cliActor(GatewayAllow.commandName))
       this.logger.success(
         `${allowed.phone} may register as an SMS gateway${book ? `, its messages going to ${book.b_o}/${book.b_c}` : ''}`
       )

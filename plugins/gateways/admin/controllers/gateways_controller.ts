@@ -13,6 +13,7 @@ import { DELIVERY_STATES, GATEWAY_CHANNELS, GatewayDeliveries } from '../gateway
 import { GatewayDirectory } from '../gateway_directory.js'
 import { SMS_STATES, SmsOutboxLog } from '../sms_outbox_log.js'
 import { MailInService } from '../../services/mail_in/mail_in_service.js'
+import { userActor } from '#core/audit/audit_log'
 import type { MailOutcome } from '../../services/mail_in/mail_in_log.js'
 
 const GATEWAYS_PER_PAGE = 25
@@ -93,7 +94,11 @@ export default class GatewaysController {
     const input = await validatedBody(ctx, allowing)
     if (!input) return ctx.response.redirect().back()
     const allowed = await refusalAsFormError(ctx, () =>
-      this.gateways.allow(input.phone, bookPair(input.book))
+      this.gateways.allow(
+        input.phone,
+        bookPair(input.book),
+        userActor(ctx.auth.use('web').user!, ctx.request.ip())
+      )
     )
     if (allowed)
       ctx.session.flash(
