@@ -19,6 +19,17 @@ export const RIGHT_NAMES: Record<number, string> = {
   [RIGHT_ADMIN]: 'RIGHT_ADMIN',
 }
 
+/**
+ * The rights in plain words, as people read them (the console's menus and lists). The one map:
+ * pages take it from the server rather than keep their own copy.
+ */
+export const RIGHT_LABELS: Record<number, string> = {
+  [RIGHT_READ]: 'Read',
+  [RIGHT_READWRITE]: 'Read and write',
+  [RIGHT_READWRITEDELETE]: "Read, write and delete anyone's",
+  [RIGHT_ADMIN]: 'Administer',
+}
+
 export type BookNeed = 'read' | 'write' | 'delete' | 'admin'
 
 /** The lowest right that satisfies a need. */

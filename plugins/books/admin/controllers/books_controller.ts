@@ -8,7 +8,7 @@ import { MemberService } from '../../services/member_service.js'
 import { MessageQueries } from '../../services/message_queries.js'
 import { BookAccessService } from '../../services/book_access_service.js'
 import { BookDirectory } from '../book_directory.js'
-import { RIGHT_NAMES } from '../../rights.js'
+import { RIGHT_LABELS } from '../../rights.js'
 import { refusalAsFormError, validatedBody } from '#admin/forms'
 import { listQuery } from '#admin/list_query'
 import type { PageRequest } from '#core/paging'
@@ -68,7 +68,7 @@ export default class BooksController {
     const qs = ctx.request.qs()
     return ctx.inertia.render('books/show', {
       book,
-      rights: RIGHT_NAMES,
+      rights: RIGHT_LABELS,
       members: async () =>
         this.directory.members(book.id, await listQuery(qs, MEMBERS_PER_PAGE, 'members')),
       messages: async () => this.messagePage(book.id, await listQuery(qs, MESSAGES_PER_PAGE)),

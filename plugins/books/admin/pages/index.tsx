@@ -26,7 +26,7 @@ function CreateBook() {
     <form className="form-grid" onSubmit={submit} aria-label="New book">
       <FormErrors />
       <label>
-        Book code (b_c)
+        Book code
         <input
           name="code"
           value={form.data.code}

@@ -30,6 +30,7 @@ interface Props {
     right: number
     invite: string
   }>
+  /** The rights in plain words by value (plugins/books/rights.ts, RIGHT_LABELS). */
   rights: Record<string, string>
   /** Paged and searched on the server, newest first. */
   messages: {
@@ -53,9 +54,9 @@ export default function BookShow({ book, members, rights, messages }: Props) {
     event.preventDefault()
     invite.post(`${base}/invite`, { preserveScroll: true, onSuccess: () => invite.reset('login') })
   }
-  const rightOptions = Object.entries(rights).map(([value, name]) => (
+  const rightOptions = Object.entries(rights).map(([value, label]) => (
     <option key={value} value={value}>
-      {value} · {name.replace('RIGHT_', '').toLowerCase()}
+      {label}
     </option>
   ))
   return (
@@ -94,6 +95,7 @@ export default function BookShow({ book, members, rights, messages }: Props) {
             empty="No member matches."
             columns={[
               {
+                header: 'Member',
                 cell: (member) => (
                   <>
                     <Link href={`/admin/users/${member.userId}`}>{member.code}</Link>
@@ -102,19 +104,27 @@ export default function BookShow({ book, members, rights, messages }: Props) {
                 ),
               },
               {
-                cell: (member) => (
-                  <select
-                    aria-label={`Right of ${member.code}`}
-                    value={member.right}
-                    onChange={(event) =>
-                      post(`/members/${member.userId}/right`, { right: Number(event.target.value) })
-                    }
-                  >
-                    {rightOptions}
-                  </select>
-                ),
+                header: 'Right',
+                // The owner's right is fixed (the owner always administers the book).
+                cell: (member) =>
+                  member.code === book.owner ? (
+                    <span data-right="owner">Owner</span>
+                  ) : (
+                    <select
+                      aria-label={`Right of ${member.code}`}
+                      value={member.right}
+                      onChange={(event) =>
+                        post(`/members/${member.userId}/right`, {
+                          right: Number(event.target.value),
+                        })
+                      }
+                    >
+                      {rightOptions}
+                    </select>
+                  ),
               },
               {
+                header: <span className="sr-only">Remove</span>,
                 cell: (member) =>
                   member.code !== book.owner && (
                     <ConfirmButton
