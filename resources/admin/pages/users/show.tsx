@@ -196,8 +196,8 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
       </div>
       <Card title="Delegations">
         <p className="muted small">
-          A delegate may act on behalf of a user (o_u = delegate, u_c = user), as `node ace
-          user:delegate` grants.
+          A delegate signs in as itself and may then act on behalf of the user it was granted (an
+          assistant, a bot).
         </p>
         <ServerList
           list={delegations}
@@ -205,8 +205,8 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
           placeholder="User code"
           rowKey={(item) => `${item.userId}-${item.delegateId}`}
           columns={[
-            { header: 'Delegate (o_u)', cell: (item) => <strong>{item.delegateCode}</strong> },
-            { header: 'Acts for (u_c)', cell: (item) => <strong>{item.userCode}</strong> },
+            { header: 'Delegate', cell: (item) => <strong>{item.delegateCode}</strong> },
+            { header: 'Acts on behalf of', cell: (item) => <strong>{item.userCode}</strong> },
             {
               cell: (item) => (
                 <ConfirmButton
@@ -248,7 +248,7 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
         </form>
       </Card>
       <div className="grid2">
-        <Card title={`Sesskeys (${sesskeys.total})`}>
+        <Card title={`API sessions (${sesskeys.total})`}>
           <ServerList
             list={sesskeys}
             name="sesskeys"
@@ -259,14 +259,14 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
               { header: 'Application', cell: (session) => session.appName ?? 'no app' },
               { header: 'Created', cell: (session) => formatDate(session.createdAt) },
               { header: 'Used', cell: (session) => formatDate(session.lastUsedAt) },
-              revokeColumn('Drop this sesskey?', (session: { id: number }) => ({
+              revokeColumn('End this API session?', (session: { id: number }) => ({
                 kind: 'sesskey',
                 id: String(session.id),
               })),
             ]}
           />
         </Card>
-        <Card title={`Auth-service sessions (${authSessions.total})`}>
+        <Card title={`Sign-in sessions (${authSessions.total})`}>
           <ServerList
             list={authSessions}
             name="authSessions"
