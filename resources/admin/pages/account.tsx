@@ -117,13 +117,13 @@ export default function Account(props: Props) {
             </>
           )}
         </Card>
-        <Card title="Password sign-in on api.php">
+        <Card title="Password sign-in for applications">
           <p data-testid="api-password">
-            createOauthkey with your password is{' '}
+            Applications signing in with your password:{' '}
             <strong>{props.apiPasswordDisabled ? 'off' : 'on'}</strong>.{' '}
             {props.apiPasswordDisabled
-              ? 'Applications use an oauthkey made below.'
-              : 'Turn it off to let only oauthkeys made here in (needs two-factor authentication).'}
+              ? 'Applications use an application key made below.'
+              : 'Turn it off to let in only application keys made here (needs two-factor authentication).'}
           </p>
           {props.apiPasswordDisabled ? (
             <button type="button" onClick={() => post('/api-password', { disabled: false })}>
@@ -132,27 +132,28 @@ export default function Account(props: Props) {
           ) : (
             <ConfirmButton
               label="Turn password sign-in off"
-              question="createOauthkey will refuse your password. Continue?"
+              question="Applications will no longer sign in with your password. Continue?"
               onConfirm={() => post('/api-password', { disabled: true })}
             />
           )}
           <FieldError name="apiPassword" />
         </Card>
       </div>
-      <Card title="Your oauthkeys">
+      <Card title="Your application keys">
         <p className="muted small">
-          An oauthkey lets an application open sessions as you (createSesskey with o_u and the
-          oauthkey), without your password. It is shown once; revoking it ends its sessions.
+          An application key lets an application open API sessions as you, without your password. It
+          is shown once; revoking it ends its sessions.
         </p>
         {newOauthkey && (
           <p className="notice" data-testid="new-oauthkey">
-            New oauthkey for {newOauthkey.application} (o_u = <code>{newOauthkey.o_u}</code>):{' '}
-            <code>{newOauthkey.oauthkey}</code> — copy it now, it is not shown again.
+            New application key for {newOauthkey.application} (it signs in as{' '}
+            <code>{newOauthkey.o_u}</code>): <code>{newOauthkey.oauthkey}</code> — copy it now, it
+            is not shown again.
           </p>
         )}
         <form
           className="inline"
-          aria-label="New oauthkey"
+          aria-label="New application key"
           onSubmit={(event) => {
             event.preventDefault()
             key.post('/admin/account/oauthkeys', {
@@ -171,13 +172,13 @@ export default function Account(props: Props) {
             />
             <FieldError name="application" />
           </label>
-          <button type="submit">Create an oauthkey</button>
+          <button type="submit">Create an application key</button>
         </form>
         <ServerList
           list={props.oauthkeys}
           name="oauthkeys"
           placeholder="Search by application"
-          empty="No oauthkey"
+          empty="No application key"
           columns={[
             { header: 'Application', cell: (row) => row.appName ?? '—' },
             { header: 'Created', cell: (row) => formatDate(row.createdAt) },
@@ -187,7 +188,7 @@ export default function Account(props: Props) {
               cell: (row) => (
                 <ConfirmButton
                   label="Revoke"
-                  question="Revoke this oauthkey and its sessions?"
+                  question="Revoke this application key and its sessions?"
                   danger
                   onConfirm={() => post(`/oauthkeys/${row.id}/revoke`)}
                 />

@@ -84,7 +84,7 @@ export default function GatewaysIndex({ gateways }: Props) {
       <h1>SMS gateways</h1>
       <p className="muted">
         Phones that forward the SMS they receive into books. A phone can connect only once its
-        number is allowed here (or with <code>node ace gateway:allow</code>).
+        number is allowed here (or by the server's command line).
       </p>
       <FormErrors />
       <Card title="Allow a number">
