@@ -44,6 +44,27 @@ export interface FilterContext {
   /** The acting user's code, for `is me`; null for anonymous readers of public tables. */
   userCode: string | null
   now?: Date
+  /** Text predicates the text index answers (services/text_index.ts planTextIndex); absent: scans. */
+  textIndex?: TextIndexPlan
+}
+
+/**
+ * The text index's plan for one compilation: `textIndexKey(column, text)` -> the index (FTS5
+ * table) holding that column, for contains, begins-with and ends-with on `text`.
+ */
+export type TextIndexPlan = Map<string, string>
+export const textIndexKey = (column: string, text: string) => `${column}\u0000${text}`
+
+/** `text` as an FTS5 phrase: its double quotes doubled (nothing else is syntax inside one). */
+export const ftsPhrase = (text: string) => `"${text.replace(/"/g, '""')}"`
+
+/** Restricts `t.id` to the rows whose text index `index` (an FTS5 table) holds `text`. */
+export function textIndexCondition(index: string, text: string): Sql {
+  const name = quoteId(index)
+  return {
+    sql: `t.id IN (SELECT rowid FROM ${name} WHERE ${name} MATCH ?)`,
+    bindings: [ftsPhrase(text)],
+  }
 }
 
 const SORT_TYPES = new Set(['sort', 'groupby', 'order'])
@@ -521,6 +542,20 @@ export class FilterCompiler {
     }
   }
 
+  /**
+   * A LIKE on the column, narrowed first to the rows the text index holds `text` in when the
+   * plan says it answers: the LIKE still decides (the index folds more than LIKE does).
+   */
+  private like(field: FieldDef, col: string, text: string, pattern: string): Sql {
+    const like = { sql: `${col} LIKE ? ESCAPE '!'`, bindings: [pattern] }
+    const index = field.column
+      ? this.context.textIndex?.get(textIndexKey(field.column, text))
+      : null
+    if (!index) return like
+    const narrowed = textIndexCondition(index, text)
+    return { sql: `${narrowed.sql} AND ${like.sql}`, bindings: [...narrowed.bindings, pattern] }
+  }
+
   private textPredicate(field: FieldDef, col: string, predicate: string, operand: unknown): Sql {
     const text = rawText(operand)
     switch (predicate) {
@@ -529,16 +564,16 @@ export class FilterCompiler {
       case 'is_not':
         return { sql: `${col} IS NULL OR ${col} <> ?`, bindings: [text] }
       case 'contains':
-        return { sql: `${col} LIKE ? ESCAPE '!'`, bindings: [`%${likeEscape(text)}%`] }
+        return this.like(field, col, text, `%${likeEscape(text)}%`)
       case 'does_not_contain':
         return {
           sql: `${col} IS NULL OR ${col} NOT LIKE ? ESCAPE '!'`,
           bindings: [`%${likeEscape(text)}%`],
         }
       case 'begins_with':
-        return { sql: `${col} LIKE ? ESCAPE '!'`, bindings: [`${likeEscape(text)}%`] }
+        return this.like(field, col, text, `${likeEscape(text)}%`)
       case 'ends_with':
-        return { sql: `${col} LIKE ? ESCAPE '!'`, bindings: [`%${likeEscape(text)}`] }
+        return this.like(field, col, text, `%${likeEscape(text)}`)
       case 'is_me':
       case 'is_not_me': {
         if (!this.context.userCode)

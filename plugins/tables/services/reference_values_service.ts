@@ -1,14 +1,13 @@
 import { inject } from '@adonisjs/core'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { quoteId } from '#core/native_sql'
 import { StampService } from '#core/services/stamp_service'
 import { displayText, sqlColumnOf } from '../lib/field_types.js'
-import { likeEscape } from '../lib/filter_compiler.js'
 import { primaryField } from './computed_fields.js'
 import { MetaService } from './meta_service.js'
 import { TableAccess } from './table_access.js'
 import { RowSelection, type Selection } from './row_selection.js'
+import { containsCondition } from './text_index.js'
 
 const DEFAULT_MAX_ROWS = 100
 const MAX_ROWS = 1000
@@ -81,11 +80,10 @@ export class ReferenceValuesService {
     const search = (input.search_string ?? '').trim()
     if (search) {
       const column = primary ? sqlColumnOf(primary) : null
-      if (!column) return { sstamp, fieldId: field.id, catId: category.id, values: [], total: 0 }
-      selection.where.push({
-        sql: `t.${quoteId(column)} LIKE ? ESCAPE '!'`,
-        bindings: [`%${likeEscape(search)}%`],
-      })
+      if (!primary || !column)
+        return { sstamp, fieldId: field.id, catId: category.id, values: [], total: 0 }
+      // Any case of ASCII letters, wildcards literal; through the text index when it answers.
+      selection.where.push(await containsCondition(primary, column, search))
     }
     const limit = Math.min(Math.max(0, input.maxRows ?? DEFAULT_MAX_ROWS), MAX_ROWS)
     const rows = await this.rowSelection.selectRows(category, selection, {

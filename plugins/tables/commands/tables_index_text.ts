@@ -1,0 +1,70 @@
+import { BaseCommand, args, flags } from '@adonisjs/core/ace'
+import type { CommandOptions } from '@adonisjs/core/types/ace'
+
+/**
+ * Builds the text indexes (substring search by index, services/text_index.ts) of existing
+ * tables: one per plain text field, as a field created today gets. Each index is built in one
+ * transaction (writes to that table wait for it: about a minute per million rows and field).
+ * --drop removes them instead (a table whose writes matter more than its substring searches).
+ */
+export default class TablesIndexText extends BaseCommand {
+  static commandName = 'tables:index-text'
+  static description =
+    "Build (or --drop) the trigram indexes that answer text fields' contains, begins-with and ends-with filters (SQLite)"
+  static options: CommandOptions = { startApp: true }
+
+  @args.spread({ description: 'Table ids (catId); every table when none', required: false })
+  declare catIds?: string[]
+
+  @flags.boolean({ description: 'Drop the indexes instead of building them' })
+  declare drop?: boolean
+
+  async run() {
+    // Imported here: listing the commands must not load the application's services.
+    const { default: db } = await import('@adonisjs/lucid/services/db')
+    const { MetaService } = await import('../services/meta_service.js')
+    const textIndex = await import('../services/text_index.js')
+    if (!textIndex.textIndexSupported()) {
+      this.logger.error('Text indexes are built on SQLite only: MariaDB filters scan the table')
+      this.exitCode = 1
+      return
+    }
+    const everyTable = async () => {
+      const rows = await db.from('table_categories').orderBy('id').select('id')
+      return rows.map((row) => Number(row.id))
+    }
+    const ids = this.catIds?.length ? this.catIds.map(Number) : await everyTable()
+    if (ids.some((id) => !Number.isInteger(id) || id <= 0)) {
+      this.logger.error('Table ids are positive integers')
+      this.exitCode = 1
+      return
+    }
+    const meta = await this.app.container.make(MetaService)
+    for (const id of ids) {
+      const category = await meta.loadCategory(id)
+      if (!category) {
+        this.logger.error(`Table ${id} not found`)
+        this.exitCode = 1
+        continue
+      }
+      const fields = category.fields.filter((field) =>
+        textIndex.isTextIndexable(field, field.column)
+      )
+      if (this.drop) {
+        await textIndex.dropTextIndexes(id)
+        this.logger.success(`Table ${id} "${category.name}": text indexes dropped`)
+        continue
+      }
+      for (const field of fields) {
+        const started = performance.now()
+        const built = await textIndex.createTextIndex(id, field.column!)
+        const seconds = ((performance.now() - started) / 1000).toFixed(1)
+        this.logger.success(
+          `Table ${id} "${category.name}", field "${field.name}": ${built ? `indexed in ${seconds} s` : 'already indexed'}`
+        )
+      }
+      if (fields.length === 0)
+        this.logger.info(`Table ${id} "${category.name}": no text field to index`)
+    }
+  }
+}

@@ -1,0 +1,247 @@
+import db from '@adonisjs/lucid/services/db'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import { isMysql, quoteId, readQuery } from '#core/native_sql'
+import {
+  COMPUTED_TYPES,
+  kindOf,
+  rawText,
+  rowTableName,
+  storageOf,
+  type FieldDef,
+} from '../lib/field_types.js'
+import {
+  canonicalPredicate,
+  FilterCompiler,
+  ftsPhrase,
+  likeEscape,
+  textIndexCondition,
+  textIndexKey,
+  type CompiledFilter,
+  type FilterContext,
+  type FilterGroupSpec,
+  type TextIndexPlan,
+} from '../lib/filter_compiler.js'
+
+/**
+ * Substring search by index (issue 23 item 3): a text field's column gets an
+ * SQLite FTS5 table with the trigram tokenizer (one per column, "external
+ * content": it stores only the index, the text stays in tt_<categoryId>),
+ * kept in sync by triggers on the row table, so every write path (api.php,
+ * socket, console, tokens, rollback, imports, recompute) updates it in the
+ * write's own transaction without knowing of it.
+ *
+ * The index only narrows the candidates: a filter keeps its LIKE on the row
+ * table, so the answer is the scan's exactly (the trigram tokenizer folds
+ * Unicode case, LIKE only ASCII case: the index finds a superset, LIKE picks
+ * the rows). It is used when it pays: the pattern has at least 3 characters
+ * and at most TEXT_INDEX_MAX_CANDIDATES rows hold it (a probe, LIMIT-ed);
+ * a common pattern is read faster by the scan, which stops at a page's end.
+ *
+ * MariaDB: not built (filters scan, as before).
+ */
+
+/** The trigram tokenizer indexes 3-character windows: shorter patterns scan. */
+export const TEXT_INDEX_MIN_LENGTH = 3
+/** Above this many candidate rows, the scan (stopping at a page's end) is the faster plan. */
+export const TEXT_INDEX_MAX_CANDIDATES = 4000
+
+/** The FTS5 table of a row table's column (its shadow tables add _data, _idx, _docsize, _config). */
+export const textIndexName = (categoryId: number, column: string) =>
+  `tt_${categoryId}_fts_${column}`
+
+const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
+
+/** Whether the database can hold text indexes (SQLite; FTS5 is built into better-sqlite3). */
+export const textIndexSupported = () => !isMysql()
+
+/**
+ * Fields whose column gets a text index: text kinds stored in a column, plain (an encrypted
+ * field holds ciphertext; lookups and formulas are rewritten by recomputes on many rows at a
+ * time, where the index's write cost would weigh most, and scan).
+ */
+export function isTextIndexable(
+  field: Pick<FieldDef, 'type' | 'options'>,
+  column: string | null
+): boolean {
+  if (!column || field.options.encryption || COMPUTED_TYPES.has(field.type)) return false
+  if (kindOf(field) !== 'text') return false
+  const storage = storageOf(field)
+  return storage === 'string' || storage === 'text'
+}
+
+/** A pattern the index can answer: 3 characters or more, and no NUL (LIKE stops at one). */
+export const indexablePattern = (text: string) =>
+  Array.from(text).length >= TEXT_INDEX_MIN_LENGTH && !text.includes('\0')
+
+/** Columns of a row table that have a text index, cached a few seconds per process. */
+const CACHE_MS = 5000
+const indexedCache = new Map<number, { at: number; columns: Set<string> }>()
+
+export function forgetTextIndexes(categoryId: number) {
+  indexedCache.delete(categoryId)
+}
+
+export async function indexedColumns(categoryId: number): Promise<Set<string>> {
+  if (!textIndexSupported()) return new Set()
+  const cached = indexedCache.get(categoryId)
+  if (cached && Date.now() - cached.at < CACHE_MS) return cached.columns
+  const prefix = textIndexName(categoryId, '')
+  const rows = await readQuery(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ? AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+    [`${prefix}*`]
+  )
+  const columns = new Set(rows.map((row) => String(row.name).slice(prefix.length)))
+  indexedCache.set(categoryId, { at: Date.now(), columns })
+  return columns
+}
+
+/**
+ * Creates the column's index, fills it from the rows and adds its triggers, in one
+ * transaction (readers never see a half-built index; writers wait for the build).
+ * Idempotent: an existing index is left as it is.
+ */
+export async function createTextIndex(categoryId: number, column: string) {
+  if (!textIndexSupported()) return false
+  const table = quote(rowTableName(categoryId))
+  const name = textIndexName(categoryId, column)
+  const index = quote(name)
+  const col = quote(column)
+  const created = await db.transaction(async (trx) => {
+    const existing = await trx.rawQuery('SELECT 1 FROM sqlite_master WHERE name = ?', [name])
+    if (existing.length) return false
+    await trx.rawQuery(
+      `CREATE VIRTUAL TABLE ${index} USING fts5(${col}, content=${quoteLiteral(rowTableName(categoryId))}, content_rowid='id', tokenize='trigram')`
+    )
+    // Every row, empty ones too: the index then matches its content row for row, which
+    // FTS5's integrity-check verifies (the tests run it after every kind of write).
+    await trx.rawQuery(`INSERT INTO ${index} (${index}) VALUES ('rebuild')`)
+    const insertNew = `INSERT INTO ${index} (rowid, ${col}) VALUES (new.id, new.${col});`
+    // An external-content index forgets a row by being told its old text (exactly what it indexed).
+    const deleteOld = `INSERT INTO ${index} (${index}, rowid, ${col}) VALUES ('delete', old.id, old.${col});`
+    await trx.rawQuery(
+      `CREATE TRIGGER ${quote(`${name}_ai`)} AFTER INSERT ON ${table} BEGIN ${insertNew} END`
+    )
+    await trx.rawQuery(
+      `CREATE TRIGGER ${quote(`${name}_ad`)} AFTER DELETE ON ${table} BEGIN ${deleteOld} END`
+    )
+    await trx.rawQuery(
+      `CREATE TRIGGER ${quote(`${name}_au`)} AFTER UPDATE OF ${col} ON ${table} WHEN old.${col} IS NOT new.${col} BEGIN ${deleteOld} ${insertNew} END`
+    )
+    return true
+  })
+  forgetTextIndexes(categoryId)
+  return created
+}
+
+const quoteLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`
+
+/** Drops the column's index and its triggers (before the column itself goes). */
+export async function dropTextIndex(
+  categoryId: number,
+  column: string,
+  client: QueryClientContract = db.connection()
+) {
+  if (!textIndexSupported()) return
+  const name = textIndexName(categoryId, column)
+  for (const suffix of ['_ai', '_ad', '_au'])
+    await client.rawQuery(`DROP TRIGGER IF EXISTS ${quote(`${name}${suffix}`)}`)
+  await client.rawQuery(`DROP TABLE IF EXISTS ${quote(name)}`)
+  forgetTextIndexes(categoryId)
+}
+
+/** Drops every text index of a row table (the table is being dropped). */
+export async function dropTextIndexes(categoryId: number) {
+  if (!textIndexSupported()) return
+  indexedCache.delete(categoryId)
+  for (const column of await indexedColumns(categoryId)) await dropTextIndex(categoryId, column)
+}
+
+/**
+ * Whether the index should answer `text` in `column`: it exists and holds the pattern in at
+ * most TEXT_INDEX_MAX_CANDIDATES rows. Returns the index's name, or null (scan).
+ */
+async function probe(categoryId: number, column: string, text: string): Promise<string | null> {
+  if (!indexablePattern(text)) return null
+  const columns = await indexedColumns(categoryId)
+  if (!columns.has(column)) return null
+  const name = textIndexName(categoryId, column)
+  try {
+    const rows = await readQuery(
+      `SELECT rowid FROM ${quote(name)} WHERE ${quote(name)} MATCH ? LIMIT ${TEXT_INDEX_MAX_CANDIDATES + 1}`,
+      [ftsPhrase(text)]
+    )
+    return rows.length <= TEXT_INDEX_MAX_CANDIDATES ? name : null
+  } catch {
+    // Dropped since the cache was filled (another process): the scan answers.
+    forgetTextIndexes(categoryId)
+    return null
+  }
+}
+
+/** The SQL condition restricting `t.id` to the rows whose text index holds `text`. */
+export function indexCondition(name: string, text: string) {
+  return {
+    sql: `t.id IN (SELECT rowid FROM ${quote(name)} WHERE ${quote(name)} MATCH ?)`,
+    bindings: [ftsPhrase(text)],
+  }
+}
+
+const INDEXED_PREDICATES = new Set(['contains', 'begins_with', 'ends_with'])
+
+/** Which text predicates of `group` the index answers (probed now), for FilterCompiler. */
+export async function planTextIndex(
+  fields: FieldDef[],
+  group: FilterGroupSpec | null
+): Promise<TextIndexPlan> {
+  const plan: TextIndexPlan = new Map()
+  if (!group || !textIndexSupported()) return plan
+  const visit = async (filters: FilterGroupSpec['filters']) => {
+    for (const filter of filters) {
+      if (filter.filter_type === 'group') {
+        await visit(filter.json.filters ?? [])
+        continue
+      }
+      if (!INDEXED_PREDICATES.has(canonicalPredicate(filter.json.predicate))) continue
+      const field = fields.find((candidate) => candidate.id === filter.field_id)
+      if (!field || !isTextIndexable(field, field.column)) continue
+      const text = rawText(filter.json.operand)
+      const key = textIndexKey(field.column!, text)
+      if (plan.has(key)) continue
+      const name = await probe(field.categoryId, field.column!, text)
+      if (name) plan.set(key, name)
+    }
+  }
+  await visit(group.filters)
+  return plan
+}
+
+/** Compiles a filter group, with the text index where it answers (every read's entry point). */
+export async function compileFilters(
+  fields: FieldDef[],
+  context: FilterContext,
+  group: FilterGroupSpec | null
+): Promise<CompiledFilter> {
+  const textIndex = await planTextIndex(fields, group)
+  return new FilterCompiler(fields, { ...context, textIndex }).compile(group)
+}
+
+/**
+ * getReferenceFieldValues' search: `text` anywhere in `column` (LIKE, any case of ASCII
+ * letters), through the index when it answers.
+ */
+export async function containsCondition(field: FieldDef, column: string, text: string) {
+  const like = {
+    sql: `t.${quoteId(column)} LIKE ? ESCAPE '!'`,
+    bindings: [`%${likeEscape(text)}%`],
+  }
+  const name = isTextIndexable(field, column) ? await probe(field.categoryId, column, text) : null
+  if (!name) return like
+  const index = textIndexCondition(name, text)
+  return { sql: `${index.sql} AND ${like.sql}`, bindings: [...index.bindings, ...like.bindings] }
+}
+
+/** FTS5's integrity-check against the row table: throws when the index and the rows differ. */
+export async function checkTextIndex(categoryId: number, column: string) {
+  const name = quote(textIndexName(categoryId, column))
+  await db.rawQuery(`INSERT INTO ${name} (${name}, rank) VALUES ('integrity-check', 1)`)
+}

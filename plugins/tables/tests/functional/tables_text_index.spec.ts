@@ -1,0 +1,448 @@
+import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
+import { rowTableName } from '../../lib/field_types.js'
+import { FilterCompiler, type FilterGroupSpec } from '../../lib/filter_compiler.js'
+import { MetaService } from '../../services/meta_service.js'
+import {
+  checkTextIndex,
+  dropTextIndexes,
+  indexedColumns,
+  planTextIndex,
+  textIndexName,
+  textIndexSupported,
+} from '../../services/text_index.js'
+import TablesIndexText from '../../commands/tables_index_text.js'
+import {
+  addField,
+  addRows,
+  caller,
+  eventually,
+  makeBook,
+  ok,
+  type Call,
+} from '../helpers/tables.js'
+
+/**
+ * Substring search by index (services/text_index.ts): the index must answer exactly what the
+ * scan answers, on the same data, and stay in step with every write path. On MariaDB no index
+ * is built: the same comparisons run (both sides scan) and the index-only checks are skipped.
+ */
+
+/** A deterministic generator (mulberry32): a failure replays with the same data. */
+function random(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Pieces of text that exercise LIKE's case rules, accents, wildcards and the FTS5 syntax. */
+const PIECES = [
+  'a',
+  'b',
+  'c',
+  'A',
+  'B',
+  'C',
+  'ab',
+  'abc',
+  'ABC',
+  'aBc',
+  'é',
+  'É',
+  'e',
+  'E',
+  'ß',
+  'ss',
+  '\u212A', // KELVIN SIGN: FTS5 folds it to k, LIKE does not
+  'k',
+  'K',
+  'İ',
+  'i',
+  'I',
+  '%',
+  '_',
+  '!',
+  '"',
+  "'",
+  ' ',
+  '😀',
+  'x',
+  'y',
+  'z',
+  '*',
+  '^',
+  '-',
+]
+
+async function fixture() {
+  const book = await makeBook()
+  const call = caller(book.session)
+  const catId = ok(await call('createTable', { b_o: book.b_o, b_c: book.b_c, name: 'Texts' }))
+    .catId as number
+  const name = await addField(call, catId, 'Name', 'shorttext')
+  const notes = await addField(call, catId, 'Notes', 'mediumtext')
+  const qty = await addField(call, catId, 'Qty', 'integer')
+  return { book, call, catId, name, notes, qty }
+}
+type Fixture = Awaited<ReturnType<typeof fixture>>
+
+const categoryOf = async (catId: number) => {
+  const meta = await app.container.make(MetaService)
+  return (await meta.loadCategory(catId))!
+}
+
+const groupOf = (fieldId: number, predicate: string, operand: unknown): FilterGroupSpec => ({
+  operator: 'and',
+  filters: [{ field_id: fieldId, filter_type: 'text', json: { predicate, operand } }],
+})
+
+/** The row ids getTableValues answers for one filter (over HTTP: the index where it answers). */
+async function viaApi(call: Call, catId: number, group: FilterGroupSpec) {
+  const answer = ok(
+    await call('getTableValues', {
+      catId,
+      format: 'diff_ready_rows',
+      maxRows: 5000,
+      filterRowIds: JSON.stringify({ applyViewFilters: { filterGroup: group } }),
+    })
+  )
+  return Object.keys(answer.tableValues.rows)
+    .map(Number)
+    .sort((a, b) => a - b)
+}
+
+/** The row ids the scan selects for the same filter: the compiler without a text index plan. */
+async function viaScan(catId: number, group: FilterGroupSpec) {
+  const category = await categoryOf(catId)
+  const compiled = new FilterCompiler(category.fields, { userCode: null }).compile(group)
+  const query = db.from(`${rowTableName(catId)} as t`).select('t.id')
+  if (compiled.where) query.whereRaw(`(${compiled.where.sql})`, compiled.where.bindings as any[])
+  const rows = await query
+  return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
+}
+
+/** FTS5's integrity-check of every text index of the table (SQLite; a no-op on MariaDB). */
+async function assertInStep(assert: any, catId: number) {
+  if (!textIndexSupported()) return
+  const columns = await indexedColumns(catId)
+  assert.isAbove(columns.size, 0)
+  for (const column of columns) await checkTextIndex(catId, column)
+}
+
+const indexCount = (catId: number) => indexedColumns(catId).then((columns) => columns.size)
+
+/** How many of the filter's predicates the text index would answer now. */
+const plannedCount = async (catId: number, filter: FilterGroupSpec) => {
+  const { fields } = await categoryOf(catId)
+  const plan = await planTextIndex(fields, filter)
+  return plan.size
+}
+
+const columnOf = async (catId: number, fieldId: number) =>
+  categoryOf(catId).then(
+    (category) => category.fields.find((field) => field.id === fieldId)!.column!
+  )
+
+test.group('tables: text index answers as the scan does', (group) => {
+  let fx: Fixture
+  let texts: string[]
+  group.setup(async () => {
+    fx = await fixture()
+    const next = random(23)
+    const piece = () => PIECES[Math.floor(next() * PIECES.length)]
+    texts = Array.from({ length: 160 }, () =>
+      Array.from({ length: Math.floor(next() * 10) }, piece).join('')
+    )
+    texts.push('', 'needle in a haystack', 'Straße Ökonom ÉCOLE école', '\u212Aelvin key KEY')
+    const long = `${'abcxyz'.repeat(3000)}needle${'é'.repeat(2000)}`
+    const rows: Record<string, unknown>[] = texts.map((text, i) => ({
+      [fx.name]: text,
+      [fx.notes]: i % 7 === 0 ? long : `${text} ${texts[(i * 13) % texts.length]}`,
+      [fx.qty]: i,
+    }))
+    rows.push({ [fx.qty]: -1 }) // no text at all: null cells
+    for (let start = 0; start < rows.length; start += 50)
+      await addRows(fx.call, rows.slice(start, start + 50))
+  })
+
+  test('contains, begins-with and ends-with: the same rows through the index and by scan', async ({
+    assert,
+  }) => {
+    const next = random(5)
+    const patterns = new Set<string>([
+      'abc',
+      'ABC',
+      'aBC',
+      '%%%',
+      '%_!',
+      '___',
+      '!!!',
+      '"ab',
+      'a"b',
+      '"""',
+      '\u212Aab',
+      'kab',
+      'KEY',
+      'key',
+      'éÉe',
+      'ÉCOLE',
+      'école',
+      'ss ',
+      'ßs',
+      '😀😀a',
+      'ab\u0000c',
+      'a',
+      'ab',
+      'é',
+      'needle',
+      'NEEDLE',
+      'xyz',
+      'éé',
+      'abcxyzabcxyzabcxyz',
+      'zzzz-no-such',
+      '*ab',
+      '^ab',
+      'a b',
+      'NEAR',
+      'AND',
+      'a OR b',
+      'x:y',
+    ])
+    while (patterns.size < 110) {
+      const text = Array.from(texts[Math.floor(next() * texts.length)])
+      if (text.length < 3) continue
+      const length = 3 + Math.floor(next() * 3)
+      const start = Math.floor(next() * Math.max(1, text.length - length))
+      const slice = text.slice(start, start + length)
+      patterns.add(
+        slice.map((char) => (next() < 0.5 ? char.toUpperCase() : char.toLowerCase())).join('')
+      )
+    }
+    const { fields } = await categoryOf(fx.catId)
+    let indexed = 0
+    let matched = 0
+    for (const pattern of patterns) {
+      for (const predicate of ['contains', 'begins_with', 'ends_with']) {
+        for (const fieldId of [fx.name, fx.notes]) {
+          const filter = groupOf(fieldId, predicate, pattern)
+          const expected = await viaScan(fx.catId, filter)
+          const actual = await viaApi(fx.call, fx.catId, filter)
+          assert.deepEqual(
+            actual,
+            expected,
+            `${predicate} ${JSON.stringify(pattern)} on ${fieldId}`
+          )
+          const plan = await planTextIndex(fields, filter)
+          if (plan.size > 0) indexed++
+          if (expected.length > 0) matched++
+        }
+      }
+    }
+    // The comparison means something: most searches went through the index, many found rows.
+    if (textIndexSupported()) assert.isAbove(indexed, 500)
+    assert.isAbove(matched, 300)
+  }).timeout(120_000)
+
+  test('getReferenceFieldValues searches through the index with the same answer', async ({
+    assert,
+  }) => {
+    const other = ok(
+      await fx.call('createTable', { b_o: fx.book.b_o, b_c: fx.book.b_c, name: 'Refs' })
+    ).catId as number
+    const link = await addField(fx.call, other, 'Text', 'link', { linkCatId: fx.catId })
+    for (const search of ['abc', 'KEY', 'needle', 'ÉCOLE', '%_!', 'ab', '"ab']) {
+      const answer = ok(
+        await fx.call('getReferenceFieldValues', {
+          b_o: fx.book.b_o,
+          fieldId: link,
+          search_string: search,
+          maxRows: 1000,
+        })
+      )
+      const expected = await viaScan(fx.catId, groupOf(fx.name, 'contains', search))
+      assert.deepEqual(
+        answer.values.map((value: any) => value.id).sort((a: number, b: number) => a - b),
+        expected,
+        search
+      )
+      assert.equal(answer.total, expected.length)
+    }
+  })
+
+  test('bad patterns answer as the scan does, never a 500', async ({ assert }) => {
+    for (const operand of [
+      { nested: ['x'] },
+      ['abc', 'd'],
+      '"'.repeat(300),
+      'x'.repeat(20_000),
+      '\u0000\u0000\u0000',
+      '\ud800ab',
+      12345,
+      null,
+    ]) {
+      const filter = groupOf(fx.name, 'contains', operand)
+      assert.deepEqual(await viaApi(fx.call, fx.catId, filter), await viaScan(fx.catId, filter))
+    }
+  })
+})
+
+test.group('tables: text index kept in step by every write', () => {
+  test('bulk, updateTableValue, createOrUpdateTableRow, socket 13, rollback, deletes', async ({
+    assert,
+    cleanup,
+  }) => {
+    const fx = await fixture()
+    const [a, b, c] = await addRows(fx.call, [
+      { [fx.name]: 'alpha one', [fx.notes]: 'first' },
+      { [fx.name]: 'bravo two' },
+      { [fx.name]: 'charlie three', [fx.notes]: 'third' },
+    ])
+    if (textIndexSupported()) {
+      const columns = await indexedColumns(fx.catId)
+      assert.sameMembers(
+        [...columns],
+        [await columnOf(fx.catId, fx.name), await columnOf(fx.catId, fx.notes)]
+      )
+    }
+    const finds = async (text: string) =>
+      viaApi(fx.call, fx.catId, groupOf(fx.name, 'contains', text))
+    await assertInStep(assert, fx.catId)
+    assert.deepEqual(await finds('bravo'), [b])
+
+    ok(await fx.call('updateTableValue', { rowId: String(a), fieldId: fx.name, value: 'delta' }))
+    await assertInStep(assert, fx.catId)
+    assert.deepEqual(await finds('alpha'), [])
+    assert.deepEqual(await finds('delta'), [a])
+
+    ok(
+      await fx.call('createOrUpdateTableRow', {
+        rowId: String(b),
+        fieldValues: JSON.stringify({ [fx.name]: '', [fx.notes]: 'now notes' }),
+      })
+    )
+    await assertInStep(assert, fx.catId)
+    assert.deepEqual(await finds('bravo'), [])
+
+    await ensureSocketEndpoint()
+    const socket = await attached(fx.book.session)
+    cleanup(async () => {
+      await socket.close()
+    })
+    socket.send({ type: 13, rowId: String(c), fieldId: fx.name, value: 'echo by socket' })
+    await eventually(() => finds('echo by').then((ids) => ids.length === 1))
+    await assertInStep(assert, fx.catId)
+    assert.deepEqual(await finds('charlie'), [])
+
+    // Roll row c back before the socket's change: its old text is searchable again.
+    const history = ok(
+      await fx.call('getRowHistory', { b_o: fx.book.b_o, rowId: String(c), fieldId: fx.name })
+    )
+    ok(
+      await fx.call('rollBackBeforeChange', {
+        b_o: fx.book.b_o,
+        rowId: String(c),
+        changeId: history.changes[0].id,
+      })
+    )
+    await assertInStep(assert, fx.catId)
+    assert.deepEqual(await finds('charlie'), [c])
+    assert.deepEqual(await finds('echo by'), [])
+
+    ok(await fx.call('deleteTableRow', { rowId: String(a) }))
+    ok(await fx.call('deleteTableRows', { b_o: fx.book.b_o, rows: JSON.stringify([c]) }))
+    await assertInStep(assert, fx.catId)
+    assert.deepEqual(await finds('delta'), [])
+    assert.deepEqual(await finds('charlie'), [])
+  }).timeout(60_000)
+
+  test('a field type change or deletion drops its index; the others keep working', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    const [row] = await addRows(fx.call, [{ [fx.name]: 'kilo lima', [fx.notes]: 'mike november' }])
+    const nameColumn = await columnOf(fx.catId, fx.name)
+    const notesColumn = await columnOf(fx.catId, fx.notes)
+
+    // shorttext -> integer: the old column's index goes, none for a number.
+    ok(await fx.call('updateField', { fieldId: fx.name, type: 'integer' }))
+    ok(await fx.call('deleteField', { fieldId: fx.qty }))
+    if (textIndexSupported()) {
+      const columns = await indexedColumns(fx.catId)
+      assert.notInclude([...columns], nameColumn)
+      assert.include([...columns], notesColumn)
+      const tables = await db.rawQuery('SELECT name FROM sqlite_master WHERE name LIKE ?', [
+        `${textIndexName(fx.catId, nameColumn)}%`,
+      ])
+      assert.lengthOf(tables, 0)
+    }
+    // The table was altered twice: the remaining index still follows writes.
+    ok(await fx.call('updateTableValue', { rowId: String(row), fieldId: fx.notes, value: 'oscar' }))
+    await assertInStep(assert, fx.catId)
+    assert.deepEqual(await viaApi(fx.call, fx.catId, groupOf(fx.notes, 'contains', 'osc')), [row])
+
+    // mediumtext -> shorttext: a new column, indexed, filled by the conversion.
+    ok(await fx.call('updateField', { fieldId: fx.notes, type: 'shorttext' }))
+    const converted = await columnOf(fx.catId, fx.notes)
+    if (textIndexSupported()) assert.sameMembers([...(await indexedColumns(fx.catId))], [converted])
+    await assertInStep(assert, fx.catId)
+    assert.deepEqual(await viaApi(fx.call, fx.catId, groupOf(fx.notes, 'contains', 'osc')), [row])
+
+    ok(await fx.call('deleteField', { fieldId: fx.notes }))
+    if (textIndexSupported()) assert.equal(await indexCount(fx.catId), 0)
+    ok(await fx.call('deleteTable', { b_o: fx.book.b_o, catId: fx.catId }))
+  })
+
+  test('tables:index-text builds the indexes of an existing table (and --drop removes them)', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    const ids = await addRows(
+      fx.call,
+      Array.from({ length: 30 }, (_, i) => ({ [fx.name]: `row ${i} papa`, [fx.notes]: `n${i}` }))
+    )
+    const ace = await app.container.make('ace')
+    if (!textIndexSupported()) {
+      const command = await ace.create(TablesIndexText, [String(fx.catId)])
+      await command.exec()
+      assert.equal(command.exitCode, 1)
+      return
+    }
+    // A table indexed before this feature existed: no index.
+    await dropTextIndexes(fx.catId)
+    assert.equal(await indexCount(fx.catId), 0)
+    const filter = groupOf(fx.name, 'contains', 'row 1')
+    assert.equal(await plannedCount(fx.catId, filter), 0)
+    const expected = await viaScan(fx.catId, filter)
+    assert.lengthOf(expected, 11) // row 1, row 10 ... row 19
+
+    const command = await ace.create(TablesIndexText, [String(fx.catId)])
+    await command.exec()
+    assert.notEqual(command.exitCode, 1)
+    assert.equal(await indexCount(fx.catId), 2)
+    await assertInStep(assert, fx.catId)
+    assert.equal(await plannedCount(fx.catId, filter), 1)
+    assert.deepEqual(await viaApi(fx.call, fx.catId, filter), expected)
+    // Later writes follow.
+    ok(await fx.call('updateTableValue', { rowId: String(ids[0]), fieldId: fx.name, value: 'q' }))
+    await assertInStep(assert, fx.catId)
+    assert.lengthOf(await viaApi(fx.call, fx.catId, groupOf(fx.name, 'contains', 'papa')), 29)
+
+    const again = await ace.create(TablesIndexText, [String(fx.catId)])
+    await again.exec()
+    assert.notEqual(again.exitCode, 1) // already indexed: nothing rebuilt
+
+    const drop = await ace.create(TablesIndexText, [String(fx.catId), '--drop'])
+    await drop.exec()
+    assert.equal(await indexCount(fx.catId), 0)
+    assert.lengthOf(await viaApi(fx.call, fx.catId, groupOf(fx.name, 'contains', 'papa')), 29)
+
+    const bad = await ace.create(TablesIndexText, ['nope'])
+    await bad.exec()
+    assert.equal(bad.exitCode, 1)
+  })
+})
