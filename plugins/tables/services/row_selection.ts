@@ -4,10 +4,11 @@ import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { quoteId, readQuery } from '#core/native_sql'
 import { rowTableName } from '../lib/field_types.js'
-import { FilterCompiler, normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
+import { normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
 import { asIdList, asObject, flagOr } from '../lib/wire.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import type { TableScope } from './table_access.js'
+import { compileFilters } from './text_index.js'
 
 type Row = Record<string, any>
 
@@ -52,9 +53,11 @@ export class RowSelection {
     }
     const group = await this.viewGroup(scope, actor, object.applyViewFilters)
     if (group) {
-      const compiled = new FilterCompiler(scope.category.fields, {
-        userCode: actor?.user.code ?? null,
-      }).compile(group)
+      const compiled = await compileFilters(
+        scope.category.fields,
+        { userCode: actor?.user.code ?? null },
+        group
+      )
       if (compiled.where) selection.where.push(compiled.where)
       selection.orderBy = compiled.orderBy
     }
