@@ -10,6 +10,7 @@ import {
   storageOf,
   type FieldDef,
 } from '../lib/field_types.js'
+import { createTextIndex, dropTextIndex, dropTextIndexes, isTextIndexable } from './text_index.js'
 
 /** Row ids are global: category c owns ids c * ROW_ID_SPACE + 1 ... (b_o and catId are inferred from a rowId). */
 export const ROW_ID_SPACE = 2 ** 32
@@ -52,6 +53,7 @@ export class SchemaService {
   }
 
   async dropRowTable(categoryId: number, fields: FieldDef[]) {
+    await dropTextIndexes(categoryId)
     for (const field of fields) {
       if (hasSideTable(field))
         await this.schema().dropTableIfExists(sideTableName(categoryId, field.id))
@@ -99,6 +101,8 @@ export class SchemaService {
         this.addColumn(table, column, field)
         if (field.type === 'link') table.text(linkTextColumn(column), 'mediumtext').nullable()
       })
+      // Substring search by index (services/text_index.ts): built empty, kept by triggers.
+      if (isTextIndexable(field, column)) await createTextIndex(categoryId, column)
     }
     if (hasSideTable(field)) {
       const link = field.type === 'link'
@@ -123,19 +127,28 @@ export class SchemaService {
     if (hasSideTable(field))
       await this.schema().dropTableIfExists(sideTableName(categoryId, field.id))
     if (!column) return
-    await this.dropIndexes(categoryId, column)
-    await this.schema().alterTable(rowTableName(categoryId), (table) => {
-      table.dropColumn(column)
-      if (field.type === 'link') table.dropColumn(linkTextColumn(column))
-    })
+    await this.dropColumns(
+      categoryId,
+      field.type === 'link' ? [column, linkTextColumn(column)] : [column]
+    )
   }
 
   /** Drops columns only (a type change keeps the field's new side table). */
   async dropColumns(categoryId: number, columns: string[]) {
-    for (const column of columns) await this.dropIndexes(categoryId, column)
-    await this.schema().alterTable(rowTableName(categoryId), (table) => {
-      for (const column of columns) table.dropColumn(column)
-    })
+    for (const column of columns) {
+      await this.dropIndexes(categoryId, column)
+      await dropTextIndex(categoryId, column)
+    }
+    if (isMysql()) {
+      await this.schema().alterTable(rowTableName(categoryId), (table) => {
+        for (const column of columns) table.dropColumn(column)
+      })
+      return
+    }
+    // SQLite's own DROP COLUMN: knex's copies the table into a new one, which loses its
+    // triggers (the other columns' text indexes).
+    for (const column of columns)
+      await db.rawQuery(`ALTER TABLE "${rowTableName(categoryId)}" DROP COLUMN "${column}"`)
   }
 
   private indexName(categoryId: number, column: string) {
