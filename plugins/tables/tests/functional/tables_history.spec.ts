@@ -199,6 +199,34 @@ test.group('tables: cell history', () => {
       ['r3', 'r2']
     )
   })
+
+  test('retention by age removes the entries older than the days kept, and only those', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    for (const value of ['d1', 'd2', 'd3']) await set(fx, fx.a, fx.f.name, value)
+    const entries = await db
+      .from('table_cell_history')
+      .where('row_id', fx.a)
+      .orderBy('id', 'asc')
+      .select('id')
+    const ids = entries.map((entry) => Number(entry.id))
+    // Entries are appended in time order: every entry up to the row's third last made 3 days
+    // old (the row's last two, and whatever comes after them, stay recent).
+    const old = Math.floor(Date.now() / 1000) - 3 * 86400
+    await db.from('table_cell_history').where('id', '<=', ids.at(-3)!).update({ created_at: old })
+    const service = await app.container.make(HistoryService)
+    assert.isAtLeast(await service.prune({ maxPerTable: 0, days: 2 }), ids.length - 2)
+    const kept = await history(fx, fx.a)
+    assert.deepEqual(
+      kept.changes.map((change: any) => change.new),
+      ['d3', 'd2']
+    )
+    // Nothing is older than the days kept any more: a second pass removes nothing of the row's.
+    await service.prune({ maxPerTable: 0, days: 2 })
+    const again = await history(fx, fx.a)
+    assert.equal(again.total, 2)
+  })
 })
 
 test.group('tables: rollBackBeforeChange', () => {
