@@ -159,7 +159,7 @@ export default class TablesController {
       }
     } catch (error) {
       if (!(error instanceof RpcError)) throw error
-      return { ...empty, error: error.message }
+      return { ...empty, error: withoutIds(error.message) }
     }
   }
 
@@ -238,7 +238,8 @@ export default class TablesController {
         throw error
       }
     })
-    if (written) ctx.session.flash('notice', `${field.name} of row ${input.rowId} saved.`)
+    if (written)
+      ctx.session.flash('notice', `${field.name} of row ${rowNumber(Number(input.rowId))} saved.`)
     return ctx.response.redirect().back()
   }
 
@@ -290,5 +291,8 @@ function refusalInWords(error: RpcError): string {
     return 'Your right in this book lets you read it only: changing its rows takes the right to write.'
   if (error.code === 'FORBIDDEN' && /is locked/.test(error.message))
     return `${error.message.replace(/only administrators/, "only the book's administrators")}.`
-  return error.message
+  return withoutIds(error.message)
 }
+
+/** Field ids mean nothing on this page: 'field "Amount" (2)' is 'field "Amount"'. */
+const withoutIds = (message: string) => message.replace(/("[^"]*") \(\d+\)/g, '$1')

@@ -112,7 +112,8 @@ export default function TableShow(props: GridProps) {
       columns: hidden.size ? shown.map(({ field }) => field.id).join(',') : undefined,
     }
   )
-  const openRow = (rowId: number | null) => visit(url, { row: rowId ?? undefined }, ['panel'])
+  const openRow = (rowId: number | null) =>
+    visit(url, { row: rowId ?? undefined }, ['panel', 'query'])
   const sortBy = (field: GridField) => {
     if (query.sort !== field.id)
       return visit(url, { sort: field.id, dir: undefined, page: undefined })
