@@ -16,6 +16,7 @@ const CORE_BEFORE = [
   { label: 'Users', path: '/users', permission: 'admin' },
 ]
 const CORE_AFTER = [
+  { label: 'Audit log', path: '/audit', permission: 'admin' },
   { label: 'Health', path: '/health', permission: 'admin' },
   { label: 'Plugins', path: '/plugins', permission: 'admin' },
 ]

@@ -11,6 +11,7 @@ const UsersController = () => import('./controllers/users_controller.js')
 const PluginsController = () => import('./controllers/plugins_controller.js')
 const HealthController = () => import('./controllers/health_controller.js')
 const AccountController = () => import('./controllers/account_controller.js')
+const AuditController = () => import('./controllers/audit_controller.js')
 
 /**
  * The admin console under /admin. Its stack (session, shield with CSRF,
@@ -73,6 +74,14 @@ export async function registerConsole(router: Router, app: ApplicationService) {
           router.post('/admin/account/oauthkeys/:id/revoke', [AccountController, 'revokeOauthkey'])
         })
         .use(middleware.console())
+
+      // The audit log: only administrators holding the right the Users pages need.
+      router
+        .group(() => {
+          router.get('/admin/audit', [AuditController, 'index']).as('console.audit')
+          router.get('/admin/audit.csv', [AuditController, 'csv']).as('console.audit_csv')
+        })
+        .use(middleware.console({ permission: 'admin' }))
 
       for (const plugin of contributed) {
         router
