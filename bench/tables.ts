@@ -762,12 +762,11 @@ if (only('reference')) {
 if (only('textindex')) {
   const { createTextIndex, dropTextIndexes } = await import('#plugins/tables/services/text_index')
   const target = await bulkTable()
-  if (Number((await db.from(rowTableName(target.catId)).count('* as n').first()).n) < 1000)
-    await bulk(target, 'on', 1, 1, 1000)
+  const counted = await db.from(rowTableName(target.catId)).count('* as n').first()
+  if (Number(counted.n) < 1000) await bulk(target, 'on', 1, 1, 1000)
   const nameField = await db.from('table_fields').where('id', target.name).first()
-  const rowIds = (
-    await db.from(rowTableName(target.catId)).orderBy('id').limit(5000).select('id')
-  ).map((row) => Number(row.id))
+  const firstRows = await db.from(rowTableName(target.catId)).orderBy('id').limit(5000).select('id')
+  const rowIds = firstRows.map((row) => Number(row.id))
   const NAME_UPDATES = Number(process.env.BENCH_UPDATES ?? 3000)
   const renames = (salt: number) =>
     measure('on', NAME_UPDATES, () =>
