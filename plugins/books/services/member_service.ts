@@ -10,7 +10,7 @@ import { StampService } from '#core/services/stamp_service'
 import { DEFAULT_RIGHTS, UserService } from '#core/services/user_service'
 import type User from '#models/user'
 import { TABLES, type MemberRow } from '../models/records.js'
-import { RIGHT_ADMIN, RIGHT_NAMES, RIGHT_READWRITE, isValidRight } from '../rights.js'
+import { RIGHT_ADMIN, RIGHT_LABELS, RIGHT_READWRITE, isValidRight } from '../rights.js'
 import type { MemberChange } from '../events.js'
 import { BookAccessService, type BookRef } from './book_access_service.js'
 import { AddressInvitationService, invitationAddressOf } from './address_invitation_service.js'
@@ -306,8 +306,8 @@ export class MemberService {
           target: { type: 'book', id: book.id, label: `${book.b_o}/${book.b_c}` },
           changes: {
             [`right of ${user.code}`]: {
-              from: RIGHT_NAMES[Number(member.right)] ?? Number(member.right),
-              to: RIGHT_NAMES[right] ?? right,
+              from: RIGHT_LABELS[Number(member.right)] ?? Number(member.right),
+              to: RIGHT_LABELS[right] ?? right,
             },
           },
         },
