@@ -227,3 +227,45 @@ test.group('audit log: what each administrative change records', (group) => {
     assert.notInclude(entries[0].raw, 'ace password 12345')
   })
 })
+
+test.group('audit log: books and gateways from the console', (group) => {
+  group.setup(async () => {
+    await ensureConsoleBuilt(app.makePath())
+  })
+  group.each.setup(() => resetAuthState())
+
+  test('a book deleted and a gateway number allowed, by the signed-in administrator', async ({
+    assert,
+  }) => {
+    const { admin, client: console } = await signedInAdmin()
+    const owner = await client()
+    const target = await book(owner)
+    const bookRow = await db.from('books').where('code', target.b_c).first()
+    await console.post(`/admin/books/${bookRow.id}/delete`, {})
+    const [deleted] = await lastOf('book', bookRow.id, 'book.deleted')
+    assert.equal(deleted.actorCode, admin.code)
+    assert.match(deleted.address, LOOPBACK)
+    assert.deepEqual(deleted.changes, { deleted: { from: false, to: true } })
+
+    const other = await book(owner)
+    const phone = `+3375${String(Date.now()).slice(-7)}`
+    await console.post('/admin/gateways/sms/allow', { phone })
+    await console.post('/admin/gateways/sms/allow', { phone, book: `${other.b_o}/${other.b_c}` })
+    const allowed = await db
+      .from('audit_log')
+      .where('kind', 'gateway.allowed')
+      .where('target_label', phone)
+      .orderBy('id')
+    assert.lengthOf(allowed, 2)
+    assert.equal(allowed[0].actor_code, admin.code)
+    assert.match(allowed[0].address, LOOPBACK)
+    assert.deepEqual(JSON.parse(allowed[0].changes), {
+      allowed: { from: false, to: true },
+      book: { from: null, to: null },
+    })
+    assert.deepEqual(JSON.parse(allowed[1].changes), {
+      allowed: { from: true, to: true },
+      book: { from: null, to: `${other.b_o}/${other.b_c}` },
+    })
+  })
+})
