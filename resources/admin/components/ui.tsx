@@ -118,6 +118,8 @@ export interface DataTableProps<Row> {
   empty?: ReactNode
   className?: string
   rowData?: (row: Row) => Record<`data-${string}`, string | number>
+  /** The table's name for screen readers (its scrolling region is announced with it). */
+  label?: string
 }
 
 /**
@@ -127,8 +129,9 @@ export interface DataTableProps<Row> {
  */
 export function DataTable<Row>(props: DataTableProps<Row>) {
   const headed = props.columns.some((column) => column.header !== undefined)
+  // The wrapper scrolls sideways on a phone: keyboard users reach it (tabIndex) and hear its name.
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={props.label ?? 'Table'}>
       <table className={props.className}>
         {headed && (
           <thead>

@@ -14,14 +14,24 @@ interface Plugin {
   consolePages: { label: string; href: string }[]
 }
 
+/** Names a plugin declares (operations, job names...): shown as code, the way a developer types them. */
 const List = ({ label, items }: { label: string; items: string[] }) => (
   <div className="kv">
     <span className="muted">{label}</span>
-    <span>{items.length ? items.join(', ') : '—'}</span>
+    <span>
+      {items.length
+        ? items.map((item, index) => (
+            <span key={item}>
+              {index > 0 && ', '}
+              <code>{item}</code>
+            </span>
+          ))
+        : '—'}
+    </span>
   </div>
 )
 
-/** What `node ace plugin:list` shows, plus each plugin's console pages. */
+/** What the plugin:list command shows, plus each plugin's console pages. */
 export default function Plugins({ plugins }: { plugins: Plugin[] }) {
   return (
     <>
