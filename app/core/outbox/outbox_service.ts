@@ -1,17 +1,15 @@
-import { createHash } from 'node:crypto'
 import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { Logger } from '@adonisjs/core/logger'
 import type { QueueService } from '#core/services/queue_service'
 import { writeQuery } from '#core/native_sql'
-import { retryDelay, type BackoffPolicy } from './backoff.js'
+import type { BackoffPolicy } from './backoff.js'
 import { SendSlots } from './send_slots.js'
+import { OutboxPump, type DeliveryRow } from './outbox_pump.js'
 import type {
-  AttemptResult,
   DeliveryState,
   OutboxChannel,
   OutboxContributor,
-  OutboxDelivery,
   OutboxEntry,
   OutboxTopic,
   OutboxTopics,
@@ -35,46 +33,39 @@ export const OUTBOX_JOB = 'core.outbox'
 const DELIVERIES = 'outbox_deliveries'
 const ATTEMPTS = 'outbox_attempts'
 const INSERT_CHUNK = 200
-const SWEEP_LIMIT = 1000
 const PRUNE_EVERY_MS = 3600_000
 /** Node's timers (the in-process queue's delays) hold at most about 24.8 days. */
 const MAX_DELAY_MS = 2 ** 31 - 1
+/**
+ * Kicks through the queue are one job per window of this length (its
+ * idempotency key), so a burst of writes makes one job, not one each; the
+ * woken process keeps looking until the window (and a margin for clocks) has passed.
+ */
+const KICK_WINDOW_MS = 50
+const KICK_MARGIN_MS = 100
 
-/** A delivery row as stored. */
-export interface DeliveryRow {
-  id: number
-  channel: string
-  recipient: string
-  idempotency_key: string
-  order_key: string | null
-  event_type: string
-  payload: string
-  state: DeliveryState
-  attempts: number
-  max_attempts: number
-  next_attempt_at: number
-  lease_until: number | null
-  last_status: number | null
-  last_error: string | null
-  last_duration_ms: number | null
-  created_at: number
-  updated_at: number
-  finished_at: number | null
-}
+export type { DeliveryRow } from './outbox_pump.js'
 
-/** What the delivery job receives: a delivery by id, or (first dispatch) by channel and key. */
-export type OutboxJobPayload = { id: number } | { channel: string; key: string }
+/**
+ * What the `core.outbox` job receives: a kick (send what is due, and keep
+ * looking until `openUntil`, this long after the kick was asked for; with
+ * `reclaim`, also take back lapsed claims). Jobs of the earlier one-job-per-
+ * delivery form (`{id}`, `{channel, key}`) still queued after an upgrade are kicks too.
+ */
+export type OutboxJobPayload =
+  { kick: number; reclaim?: boolean } | { id: number } | { channel: string; key: string }
 
 /**
  * One outbox for every delivery to the outside (docs/outbox.md).
  *
  * Writing: a writer calls `stage(trx, topic, event, afterCommit)` inside its
  * transaction; the plugins that contributed to the topic answer entries,
- * which are inserted there (so a crash after commit loses nothing), and their
- * jobs are dispatched after commit. Sending: the `core.outbox` job claims the
- * row (one worker wins), hands it to the channel's adapter, logs the attempt,
- * and schedules a retry with backoff and jitter, or finishes it. A sweeper
- * re-dispatches rows whose job was lost (in-process queue at a crash, a
+ * which are inserted there (so a crash after commit loses nothing), and a
+ * sending process is kicked after commit. Sending: the process's OutboxPump
+ * claims due rows in batches (one process wins each), hands them to their
+ * channel's adapter, logs the attempts, and schedules retries with backoff
+ * and jitter, or finishes them. A sweeper kicks again when rows wait longer
+ * than they should (a kick lost with the in-process queue at a crash, a
  * worker killed mid-send: its claim lapses).
  */
 export class OutboxService {
@@ -82,7 +73,10 @@ export class OutboxService {
   private contributors = new Map<string, OutboxContributor<any>[]>()
   private sweeper: NodeJS.Timeout | null = null
   private lastPrune = 0
+  /** Local wake-ups scheduled (in-process queue), one timer per kick window. */
+  private timers = new Map<number, NodeJS.Timeout>()
   readonly slots: SendSlots
+  readonly pump: OutboxPump
 
   constructor(
     private db: Database,
@@ -91,6 +85,13 @@ export class OutboxService {
     readonly settings: OutboxSettings
   ) {
     this.slots = new SendSlots({ total: settings.sends, perRecipient: settings.sendsPerRecipient })
+    this.pump = new OutboxPump({
+      channels: this.channels,
+      slots: this.slots,
+      settings,
+      logger,
+      kickAt: (at) => this.kick(at),
+    })
   }
 
   /** A plugin's channel adapter (its provider's boot). */
@@ -166,32 +167,63 @@ export class OutboxService {
         slice.flatMap((row) => columns.map((column) => row[column]))
       )
     }
-    // Not awaited: a write that causes a thousand deliveries answers without waiting for a
-    // thousand job dispatches (one Redis round trip each with BullMQ). A dispatch lost here (a
-    // crash, Redis away) leaves its row pending, and the sweeper dispatches it.
+    // One kick for the write, whatever its number of deliveries, and not awaited: the write
+    // answers without waiting for the queue (a Redis round trip with BullMQ). A kick lost here (a
+    // crash, Redis away) leaves the rows pending, and the sweeper kicks again.
     afterCommit(() => {
-      this.dispatchNew(entries).catch((error) =>
-        this.logger.warn({ err: error }, 'outbox: dispatch after commit failed; the sweeper will')
-      )
+      const committed = Date.now()
+      const dues = new Set(entries.map((entry) => dueAt(entry, committed)))
+      for (const due of dues) this.kick(due)
     })
     return entries.length
   }
 
-  private async dispatchNew(entries: OutboxEntry[]) {
+  /**
+   * Makes a sending process look for due deliveries at `at` (now by
+   * default): with the in-process queue, this process's pump (a timer for
+   * later); otherwise a `core.outbox` job for whichever worker takes it, one
+   * per time window however many ask.
+   */
+  kick(at = Date.now(), reclaim = false) {
+    this.kickAsync(at, reclaim).catch((error) =>
+      this.logger.warn({ err: error }, 'outbox: kick failed; the sweeper will kick again')
+    )
+  }
+
+  private async kickAsync(at: number, reclaim: boolean) {
     const queue = await this.queue()
     const now = Date.now()
-    for (const entry of entries) {
-      await queue.dispatch(
-        OUTBOX_JOB,
-        { channel: entry.channel, key: entry.idempotencyKey },
-        {
-          attempts: 1,
-          // A job that runs early (a timer cut short) finds the row not due and leaves it to the sweeper.
-          delay: Math.min(Math.max(0, dueAt(entry, now) - now), MAX_DELAY_MS),
-          idempotencyKey: jobKey(`new:${entry.channel}:${entry.idempotencyKey}`),
-        }
+    const window = Math.ceil(Math.max(at, now) / KICK_WINDOW_MS) * KICK_WINDOW_MS
+    if (queue.driverKind === 'memory') {
+      if (at <= now) return this.pump.wake(0, reclaim)
+      if (this.timers.has(window)) return
+      const handle = setTimeout(
+        () => {
+          this.timers.delete(window)
+          // A timer may fire a little early: the pump keeps looking until the window has begun.
+          this.pump.wake(window)
+        },
+        Math.min(window - now, MAX_DELAY_MS)
       )
+      handle.unref()
+      this.timers.set(window, handle)
+      return
     }
+    await queue.dispatch(
+      OUTBOX_JOB,
+      { kick: window + KICK_MARGIN_MS, reclaim } satisfies OutboxJobPayload,
+      {
+        attempts: 1,
+        delay: Math.min(Math.max(0, window - now), MAX_DELAY_MS),
+        idempotencyKey: `outbox:kick:${window}${reclaim ? ':reclaim' : ''}`,
+      }
+    )
+  }
+
+  /** The `core.outbox` job: this process's pump looks for due deliveries (and does not wait for them). */
+  run(payload: OutboxJobPayload) {
+    if ('kick' in payload) this.pump.wake(payload.kick, payload.reclaim === true)
+    else this.pump.wake(Date.now() + KICK_MARGIN_MS)
   }
 
   /**
@@ -209,169 +241,6 @@ export class OutboxService {
       .update({ state: 'cancelled', finished_at: now, updated_at: now })
   }
 
-  private async dispatchId(id: number, reason: string, delay = 0) {
-    const queue = await this.queue()
-    await queue.dispatch(OUTBOX_JOB, { id }, { attempts: 1, delay, idempotencyKey: jobKey(reason) })
-  }
-
-  /** The job: one attempt of one delivery, if it is due and nobody else has it. */
-  async run(payload: OutboxJobPayload): Promise<void> {
-    const query = this.db.from(DELIVERIES)
-    const row: DeliveryRow | null =
-      'id' in payload
-        ? await query.where('id', payload.id).first()
-        : await query
-            .where('channel', payload.channel)
-            .where('idempotency_key', payload.key)
-            .first()
-    if (!row) return // pruned, or the write that staged it rolled back after all
-    const id = Number(row.id)
-    if (row.order_key && (await this.hasEarlier(row.order_key, id))) return // kicked when the earlier one ends
-    const later = () =>
-      void this.run(payload).catch((error) =>
-        this.logger.error({ err: error, delivery: id }, 'outbox delivery failed to start')
-      )
-    if (!(await this.slots.take(row.recipient, later))) return // started when a slot frees
-    const now = Date.now()
-    const claimed = await this.db
-      .from(DELIVERIES)
-      .where('id', id)
-      .where((where) =>
-        where
-          .where((pending) => pending.where('state', 'pending').where('next_attempt_at', '<=', now))
-          .orWhere((lapsed) => lapsed.where('state', 'sending').where('lease_until', '<', now))
-      )
-      .update({
-        state: 'sending',
-        attempts: this.db.knexRawQuery('attempts + 1'),
-        lease_until: now + this.settings.leaseMs,
-        updated_at: now,
-      })
-      .catch((error) => {
-        this.slots.release(row.recipient)
-        throw error
-      })
-    if (Number(Array.isArray(claimed) ? claimed[0] : claimed) !== 1) {
-      this.slots.release(row.recipient)
-      return
-    }
-    // The job ends here: the answer is awaited outside the queue's workers (SendSlots).
-    void this.attempt(row)
-      .catch((error) => this.logger.error({ err: error, delivery: id }, 'outbox attempt failed'))
-      .finally(() => this.slots.release(row.recipient))
-  }
-
-  /** One attempt of a claimed delivery: send, log, then finish it or schedule the next attempt. */
-  private async attempt(row: DeliveryRow) {
-    const id = Number(row.id)
-    const attempt = Number(row.attempts) + 1
-    const delivery = toDelivery(row, attempt)
-    const channel = this.channels.get(row.channel)
-    let result: AttemptResult
-    const started = Date.now()
-    if (!channel) {
-      result = { outcome: 'retry', error: `no channel "${row.channel}" in this process` }
-    } else {
-      try {
-        result = await channel.send(delivery)
-      } catch (error) {
-        result = { outcome: 'retry', error: error instanceof Error ? error.message : String(error) }
-      }
-    }
-    const duration = Date.now() - started
-    await this.record(delivery, result, started, duration)
-    const finished = await this.settle(delivery, result, duration)
-    if (finished && channel) {
-      try {
-        if (result.outcome === 'delivered') await channel.onDelivered?.(delivery)
-        else if (result.outcome !== 'cancelled') await channel.onFailed?.(delivery, result)
-      } catch (error) {
-        this.logger.error({ err: error, delivery: id }, 'outbox channel hook failed')
-      }
-    }
-    if (finished && row.order_key) await this.kickNext(row.order_key, id)
-  }
-
-  private async hasEarlier(orderKey: string, id: number) {
-    const earlier = await this.db
-      .from(DELIVERIES)
-      .where('order_key', orderKey)
-      .where('id', '<', id)
-      .whereIn('state', ['pending', 'sending'])
-      .select('id')
-      .first()
-    return !!earlier
-  }
-
-  private async kickNext(orderKey: string, afterId: number) {
-    const next = await this.db
-      .from(DELIVERIES)
-      .where('order_key', orderKey)
-      .where('id', '>', afterId)
-      .where('state', 'pending')
-      .orderBy('id')
-      .select('id', 'next_attempt_at')
-      .first()
-    if (next)
-      await this.dispatchId(
-        Number(next.id),
-        `kick:${next.id}:${afterId}`,
-        Math.max(0, Number(next.next_attempt_at) - Date.now())
-      )
-  }
-
-  private async record(
-    delivery: OutboxDelivery,
-    result: AttemptResult,
-    started: number,
-    duration: number
-  ) {
-    await this.db.table(ATTEMPTS).insert({
-      delivery_id: delivery.id,
-      attempt: delivery.attempt,
-      outcome: result.outcome,
-      status: result.status ?? null,
-      response: bound(result.response, 1024),
-      error: bound(result.error, 500),
-      duration_ms: duration,
-      started_at: started,
-    })
-  }
-
-  /** Stores the attempt's outcome; answers whether the delivery is finished. */
-  private async settle(delivery: OutboxDelivery, result: AttemptResult, duration: number) {
-    const now = Date.now()
-    const common = {
-      last_status: result.status ?? null,
-      last_error: bound(result.error, 500),
-      last_duration_ms: duration,
-      lease_until: null,
-      updated_at: now,
-    }
-    if (result.outcome === 'retry' && delivery.attempt < delivery.maxAttempts) {
-      const delay = retryDelay(this.settings.backoff, delivery.attempt)
-      await this.db
-        .from(DELIVERIES)
-        .where('id', delivery.id)
-        .where('state', 'sending')
-        .update({ ...common, state: 'pending', next_attempt_at: now + delay })
-      await this.dispatchId(delivery.id, `retry:${delivery.id}:${delivery.attempt}`, delay)
-      return false
-    }
-    const state: DeliveryState =
-      result.outcome === 'retry' ? 'failed' : (result.outcome as DeliveryState)
-    await this.db
-      .from(DELIVERIES)
-      .where('id', delivery.id)
-      .update({ ...common, state, finished_at: now })
-    if (state === 'failed')
-      this.logger.warn(
-        { delivery: delivery.id, channel: delivery.channel, attempts: delivery.attempt },
-        'outbox delivery failed for good'
-      )
-    return true
-  }
-
   /** Sends a finished (or waiting) delivery again now, with a fresh set of attempts. */
   async redeliver(id: number): Promise<boolean> {
     const row = await this.db.from(DELIVERIES).where('id', id).first()
@@ -387,7 +256,7 @@ export class OutboxService {
         finished_at: null,
         updated_at: now,
       })
-    await this.dispatchId(id, `redeliver:${id}:${row.attempts}:${now}`)
+    this.kick(now)
     return true
   }
 
@@ -444,53 +313,43 @@ export class OutboxService {
   }
 
   /**
-   * Dispatches again deliveries whose job was lost: due for longer than the
-   * grace period and still pending, or claimed by a worker whose lease
-   * lapsed. Several processes may sweep at once: the claim lets one send.
-   * A pending delivery behind an earlier one of its order key (waiting out
-   * that one's backoff) has no lost job: the earlier one kicks it when it ends.
+   * Kicks a sending process when deliveries wait longer than they should: due
+   * for longer than the grace period and still pending with no earlier one of
+   * their order key in the way (a kick lost: the in-process queue at a crash,
+   * Redis flushed), or claimed by a process whose lease lapsed (killed
+   * mid-send; the kick then takes those back). Several processes may sweep
+   * at once: claims let one send each delivery. Answers whether it kicked.
    */
-  async sweep(): Promise<number> {
+  async sweep(): Promise<boolean> {
     const now = Date.now()
-    const rows = await this.db
-      .from(DELIVERIES)
-      .where((where) =>
-        where
-          .where((pending) =>
-            pending
-              .where('state', 'pending')
-              .where('next_attempt_at', '<=', now - this.settings.sweepGraceMs)
-              .whereNotExists((earlier) =>
-                earlier
-                  .from(`${DELIVERIES} as earlier`)
-                  .whereRaw(`earlier.order_key = ${DELIVERIES}.order_key`)
-                  .whereRaw(`earlier.id < ${DELIVERIES}.id`)
-                  .whereIn('earlier.state', ['pending', 'sending'])
-              )
-          )
-          .orWhere((lapsed) => lapsed.where('state', 'sending').where('lease_until', '<', now))
+    const late = await this.db
+      .from(`${DELIVERIES} as d`)
+      .where('d.state', 'pending')
+      .where('d.next_attempt_at', '<=', now - this.settings.sweepGraceMs)
+      .whereNotExists((earlier) =>
+        earlier
+          .from(`${DELIVERIES} as e`)
+          .whereRaw('e.order_key = d.order_key')
+          .whereRaw('e.id < d.id')
+          .whereIn('e.state', ['pending', 'sending'])
       )
-      .orderBy('id')
-      .limit(SWEEP_LIMIT)
-      .select('id', 'attempts', 'order_key')
-    // Of an order key only the first can go: the others follow it (the query leaves one but in a race).
-    const seen = new Set<string>()
-    const bucket = Math.floor(now / Math.max(1, this.settings.sweepMs))
-    let dispatched = 0
-    for (const row of rows) {
-      if (row.order_key) {
-        if (seen.has(row.order_key)) continue
-        seen.add(row.order_key)
-      }
-      await this.dispatchId(Number(row.id), `sweep:${row.id}:${row.attempts}:${bucket}`)
-      dispatched++
+      .select('d.id')
+      .first()
+    const lapsed = await this.db
+      .from(DELIVERIES)
+      .where('state', 'sending')
+      .where('lease_until', '<', now)
+      .select('id')
+      .first()
+    if (late || lapsed) {
+      this.logger.info({ late: !!late, lapsed: !!lapsed }, 'outbox: deliveries waiting; kicked')
+      this.kick(now, !!lapsed)
     }
-    if (dispatched) this.logger.info({ dispatched }, 'outbox: deliveries without a job dispatched')
     if (now - this.lastPrune >= PRUNE_EVERY_MS) {
       this.lastPrune = now
       await this.prune()
     }
-    return dispatched
+    return !!(late || lapsed)
   }
 
   /** Deletes finished deliveries (and their attempts) older than the retention. */
@@ -529,22 +388,8 @@ export class OutboxService {
   stopSweeper() {
     if (this.sweeper) clearInterval(this.sweeper)
     this.sweeper = null
-  }
-}
-
-function toDelivery(row: DeliveryRow, attempt: number): OutboxDelivery {
-  return {
-    id: Number(row.id),
-    channel: row.channel,
-    recipient: row.recipient,
-    idempotencyKey: row.idempotency_key,
-    orderKey: row.order_key,
-    eventType: row.event_type,
-    payload: JSON.parse(row.payload),
-    state: row.state,
-    attempt,
-    maxAttempts: Number(row.max_attempts),
-    createdAt: Number(row.created_at),
+    for (const handle of this.timers.values()) clearTimeout(handle)
+    this.timers.clear()
   }
 }
 
@@ -556,16 +401,4 @@ function dueAt(entry: OutboxEntry, now: number) {
 /** `%`, `_` and the escape character `!` stand for themselves in a LIKE pattern (ESCAPE '!', both databases). */
 function escapeLike(text: string) {
   return text.replace(/[!%_]/g, (char) => `!${char}`)
-}
-
-function bound(text: string | null | undefined, max: number) {
-  if (text === null || text === undefined) return null
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text
-}
-
-/** Queue idempotency keys stay under the queue's 255 characters whatever the entry's key. */
-function jobKey(reason: string) {
-  return reason.length <= 200
-    ? `outbox:${reason}`
-    : `outbox:${createHash('sha256').update(reason).digest('hex')}`
 }

@@ -77,7 +77,13 @@ export interface AttemptResult {
 
 /** Sends deliveries of one channel. Registered by the plugin that owns the channel. */
 export interface OutboxChannel {
-  send(delivery: OutboxDelivery): Promise<AttemptResult>
+  /**
+   * Optional: called once for the deliveries of this channel claimed
+   * together, before their sends (one read for the batch instead of one per
+   * delivery); what it answers is given to each of their `send` calls.
+   */
+  prepare?(deliveries: OutboxDelivery[]): Promise<unknown>
+  send(delivery: OutboxDelivery, prepared?: unknown): Promise<AttemptResult>
   /** The delivery failed for good (attempts used up, or a final refusal). */
   onFailed?(delivery: OutboxDelivery, result: AttemptResult): Promise<void>
   /** The delivery got through (a subscription's failure count resets). */

@@ -6,7 +6,7 @@ import type { AttemptResult, OutboxChannel, OutboxDelivery } from '#core/outbox/
 import webhooksConfig from '../config.js'
 import { AddressRefused, guardedLookup, refusal, type Cidr } from '../lib/address_guard.js'
 import { signatureHeader } from '../lib/signature.js'
-import type { WebhookService } from './webhook_service.js'
+import type { WebhookRow, WebhookService } from './webhook_service.js'
 
 export interface PostOptions {
   timeoutMs: number
@@ -22,6 +22,16 @@ export interface PostResult {
   response: string | null
   error: string | null
   refused: boolean
+}
+
+/**
+ * Connections are kept for the next delivery to the same address (a
+ * receiver gets thousands a minute). The address check runs when a
+ * connection is made (the lookup below), so a kept one was checked.
+ */
+const keptAlive = {
+  http: new http.Agent({ keepAlive: true, maxFreeSockets: 256 }),
+  https: new https.Agent({ keepAlive: true, maxFreeSockets: 256 }),
 }
 
 /**
@@ -50,7 +60,8 @@ export function post(
       const why = refusal(host, options.allowed)
       if (why) return resolve({ status: null, response: null, error: why, refused: true })
     }
-    const client = url.protocol === 'https:' ? https : http
+    const secure = url.protocol === 'https:'
+    const client = secure ? https : http
     let settled = false
     const finish = (result: PostResult) => {
       if (settled) return
@@ -64,7 +75,7 @@ export function post(
         method: 'POST',
         headers: { ...headers, 'content-length': Buffer.byteLength(body).toString() },
         lookup: guardedLookup(options.allowed, options.resolve),
-        agent: false,
+        agent: secure ? keptAlive.https : keptAlive.http,
       },
       (response) => {
         const chunks: Buffer[] = []
@@ -119,9 +130,25 @@ export class WebhookChannel implements OutboxChannel {
     private options: Partial<PostOptions> = {}
   ) {}
 
-  async send(delivery: OutboxDelivery): Promise<AttemptResult> {
-    const row = await this.webhooks.row(Number(delivery.recipient.slice(3)))
-    if (!row) return { outcome: 'cancelled', error: 'the webhook was deleted' }
+  /** The subscriptions of a batch of deliveries, read once, with their signing secrets. */
+  async prepare(deliveries: OutboxDelivery[]): Promise<Prepared> {
+    const ids = [...new Set(deliveries.map((delivery) => subscriptionOf(delivery)))]
+    const rows = await this.webhooks.rows(ids)
+    return new Map(
+      rows.map((row) => [Number(row.id), { row, secrets: this.webhooks.signingSecrets(row) }])
+    )
+  }
+
+  async send(delivery: OutboxDelivery, prepared?: unknown): Promise<AttemptResult> {
+    const id = subscriptionOf(delivery)
+    const known =
+      prepared instanceof Map
+        ? (prepared as Prepared).get(id)
+        : await this.webhooks
+            .row(id)
+            .then((row) => (row ? { row, secrets: this.webhooks.signingSecrets(row) } : undefined))
+    if (!known) return { outcome: 'cancelled', error: 'the webhook was deleted' }
+    const { row, secrets } = known
     if (!row.active && delivery.eventType !== 'webhook.test')
       return { outcome: 'cancelled', error: 'the webhook is disabled' }
     const body = JSON.stringify(delivery.payload)
@@ -131,12 +158,7 @@ export class WebhookChannel implements OutboxChannel {
       'user-agent': 'Quire-Webhooks/1',
       'webhook-id': delivery.idempotencyKey,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(
-        this.webhooks.signingSecrets(row),
-        delivery.idempotencyKey,
-        timestamp,
-        body
-      ),
+      'webhook-signature': signatureHeader(secrets, delivery.idempotencyKey, timestamp, body),
     }
     const result = await post(row.url, headers, body, {
       timeoutMs: webhooksConfig.timeoutMs,
@@ -158,14 +180,14 @@ export class WebhookChannel implements OutboxChannel {
   async onDelivered(delivery: OutboxDelivery) {
     // A subscription without failures has no count to reset: no write for each delivery.
     if (!this.afterFailures.delete(delivery.id)) return
-    await this.webhooks.noteSuccess(Number(delivery.recipient.slice(3)))
+    await this.webhooks.noteSuccess(subscriptionOf(delivery))
   }
 
   async onFailed(delivery: OutboxDelivery, result: AttemptResult) {
     if (delivery.eventType === 'webhook.test') return
     const gone = result.status === 410
     await this.webhooks.noteFailure(
-      Number(delivery.recipient.slice(3)),
+      subscriptionOf(delivery),
       gone
         ? 'the receiver answered 410 Gone'
         : `deliveries failed: ${result.error ?? result.status}`,
@@ -173,3 +195,8 @@ export class WebhookChannel implements OutboxChannel {
     )
   }
 }
+
+type Prepared = Map<number, { row: WebhookRow; secrets: string[] }>
+
+/** A delivery's subscription id (its recipient is `wh:<id>`). */
+const subscriptionOf = (delivery: OutboxDelivery) => Number(delivery.recipient.slice(3))

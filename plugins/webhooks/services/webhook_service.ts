@@ -203,6 +203,12 @@ export class WebhookService {
     return ((await db.from('webhooks').where('id', id).first()) as WebhookRow | undefined) ?? null
   }
 
+  /** Several subscriptions by id, in one read (the outbox's batch of deliveries). */
+  async rows(ids: number[]): Promise<WebhookRow[]> {
+    if (ids.length === 0) return []
+    return (await db.from('webhooks').whereIn('id', ids)) as WebhookRow[]
+  }
+
   async find(id: number): Promise<Subscription | null> {
     const row = await this.row(id)
     if (!row) return null
