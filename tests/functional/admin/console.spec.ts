@@ -17,6 +17,7 @@ const PAGES = [
   '/admin/users/1',
   '/admin/plugins',
   '/admin/health',
+  '/admin/audit',
   '/admin/books',
   '/admin/books/1',
   '/admin/tables',
@@ -271,6 +272,7 @@ test.group('admin console: pages and their props', (group) => {
         '/admin/gateways/deliveries',
         '/admin/gateways/mail',
         '/admin/webhooks',
+        '/admin/audit',
         '/admin/health',
         '/admin/plugins',
       ]
