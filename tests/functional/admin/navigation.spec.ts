@@ -44,6 +44,7 @@ test.group('console navigation', () => {
         ['Polls', '/admin/polls', 'polls'],
         ['Invoices', '/admin/billing/invoices', 'billing'],
         ['Refunds', '/admin/billing/refunds', 'billing'],
+        ['Audit log', '/admin/audit', 'core'],
         ['Health', '/admin/health', 'core'],
         ['Plugins', '/admin/plugins', 'core'],
       ]
