@@ -25,7 +25,7 @@ export default function Login({ step, login, setup, error }: Props) {
     code.post('/admin/login/code', { onFinish: () => code.reset() })
   }
   return (
-    <div className="signin">
+    <main className="signin">
       <Head title="Sign in" />
       <h1>Quire console</h1>
       {error && (
@@ -111,6 +111,6 @@ export default function Login({ step, login, setup, error }: Props) {
           </button>
         </form>
       )}
-    </div>
+    </main>
   )
 }
