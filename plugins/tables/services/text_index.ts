@@ -43,7 +43,7 @@ import {
 /** The trigram tokenizer indexes 3-character windows: shorter patterns scan. */
 export const TEXT_INDEX_MIN_LENGTH = 3
 /** Above this many candidate rows, the scan (stopping at a page's end) is the faster plan. */
-export const TEXT_INDEX_MAX_CANDIDATES = 4000
+export const TEXT_INDEX_MAX_CANDIDATES = 1000
 
 /** The FTS5 table of a row table's column (its shadow tables add _data, _idx, _docsize, _config). */
 export const textIndexName = (categoryId: number, column: string) =>
