@@ -18,6 +18,7 @@ const CORE_BEFORE = [
 const CORE_AFTER = [
   { label: 'Audit log', path: '/audit', permission: 'admin' },
   { label: 'Health', path: '/health', permission: 'admin' },
+  { label: 'Settings', path: '/settings', permission: 'admin' },
   { label: 'Plugins', path: '/plugins', permission: 'admin' },
 ]
 

@@ -12,6 +12,7 @@ const PluginsController = () => import('./controllers/plugins_controller.js')
 const HealthController = () => import('./controllers/health_controller.js')
 const AccountController = () => import('./controllers/account_controller.js')
 const AuditController = () => import('./controllers/audit_controller.js')
+const SettingsController = () => import('./controllers/settings_controller.js')
 
 /**
  * The admin console under /admin. Its stack (session, shield with CSRF,
@@ -62,6 +63,9 @@ export async function registerConsole(router: Router, app: ApplicationService) {
           router.post('/admin/users/:id/two-factor', [UsersController, 'twoFactor'])
           router.post('/admin/users/:id/delegations', [UsersController, 'delegate'])
           router.post('/admin/users/:id/sessions/revoke', [UsersController, 'revokeSession'])
+          router.post('/admin/users/:id/panels/:panel/:action', [UsersController, 'panelAction'])
+          router.get('/admin/settings', [SettingsController, 'index']).as('console.settings')
+          router.post('/admin/settings/:key', [SettingsController, 'update'])
           router.get('/admin/plugins', [PluginsController, 'index']).as('console.plugins')
           router.get('/admin/health', [HealthController, 'show']).as('console.health')
           router.post('/admin/health/jobs/:id/retry', [HealthController, 'retryJob'])

@@ -9,9 +9,10 @@ import { refusalAsFormError, validatedBody } from '#admin/forms'
 import { listQuery } from '#admin/list_query'
 import { passwordPolicy } from '#core/services/password_policy'
 import { userActor } from '#core/audit/audit_log'
+import { UserPanelsService } from '#admin/services/user_panels_service'
 
 const PER_PAGE = 25
-/** Delegations, sesskeys and auth-service sessions on a user's page. */
+/** Delegations, sesskeys and the plugins' panels on a user's page. */
 const SESSIONS_PER_PAGE = 20
 
 const profile = {
@@ -46,8 +47,9 @@ const delegation = vine.compile(
   })
 )
 const revoke = vine.compile(
-  vine.object({ kind: vine.enum(['sesskey', 'auth']), id: vine.string().trim().maxLength(64) })
+  vine.object({ kind: vine.enum(['sesskey']), id: vine.string().trim().maxLength(64) })
 )
+const panelRow = vine.compile(vine.object({ id: vine.string().trim().maxLength(191) }))
 
 /**
  * The console's Users pages. Every write goes through the service method the
@@ -59,7 +61,8 @@ export default class UsersController {
   constructor(
     private users: UserService,
     private access: AccessService,
-    private security: ConsoleSecurity
+    private security: ConsoleSecurity,
+    private panels: UserPanelsService
   ) {}
 
   /** The password policy's verdict as a form error on `password`; true when it was refused. */
@@ -99,15 +102,20 @@ export default class UsersController {
   }
 
   /**
-   * One user. Delegations, sesskeys and auth-service sessions are lists with
-   * their own page and search each (delegationsPage, sesskeysSearch...):
+   * One user. Delegations, sesskeys and each plugin panel's rows are lists
+   * with their own page and search each (delegationsPage, sesskeysSearch...):
    * props are functions, so a partial reload of one list reads only that one.
+   * Panels (manifest `admin.userPanels`) come as descriptions, `panels`, and
+   * one prop of rows per panel, named by its key.
    */
   async show(ctx: HttpContext) {
     const user = await this.find(ctx)
     const qs = ctx.request.qs()
     const page = (list: string) => listQuery(qs, SESSIONS_PER_PAGE, list)
+    const contributed = await this.panels.panelsFor(ctx.auth.use('web').user!, user, page)
     return ctx.inertia.render('users/show', {
+      ...contributed.rows,
+      panels: contributed.panels,
       user: this.summary(user),
       twoFactor: async () => {
         const state = await this.security.twoFactorOf(user)
@@ -115,7 +123,6 @@ export default class UsersController {
       },
       delegations: async () => this.users.delegationsOf(user.id, await page('delegations')),
       sesskeys: async () => this.access.sessionsOf(user.id, await page('sesskeys')),
-      authSessions: async () => this.security.sessionsOf(user.id, await page('authSessions')),
     })
   }
 
@@ -209,10 +216,24 @@ export default class UsersController {
     const user = await this.find(ctx)
     const input = await validatedBody(ctx, revoke)
     if (!input) return ctx.response.redirect().back()
-    if (input.kind === 'sesskey')
-      await this.access.revokeSessionOf(user.id, Number(input.id), 'console', this.by(ctx))
-    else await this.security.endSession(user.id, input.id, 'console', this.by(ctx))
+    await this.access.revokeSessionOf(user.id, Number(input.id), 'console', this.by(ctx))
     ctx.session.flash('notice', 'Session revoked')
+    return ctx.response.redirect().back()
+  }
+
+  /** A plugin panel's row action (end an API session...): the panel's part performs it. */
+  async panelAction(ctx: HttpContext) {
+    const user = await this.find(ctx)
+    const input = await validatedBody(ctx, panelRow)
+    if (!input) return ctx.response.redirect().back()
+    const { panel, action } = ctx.params
+    const viewer = ctx.auth.use('web').user!
+    const notice = await this.panels.act(viewer, user, String(panel), String(action), {
+      rowId: input.id,
+      by: this.by(ctx),
+    })
+    if (notice === null) return ctx.response.notFound('No such panel action')
+    ctx.session.flash('notice', notice)
     return ctx.response.redirect().back()
   }
 

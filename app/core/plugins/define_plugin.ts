@@ -5,6 +5,7 @@ import type { RealtimeBinding } from '#core/socket/socket_handler'
 import type { SettingDeclaration } from '#core/settings/types'
 import type { Paged, PageRequest } from '#core/paging'
 import type User from '#models/user'
+import type { AuditActor } from '#core/audit/audit_log'
 
 /** A lazily imported module whose default export is T (keeps boot cheap: nothing loads until used). */
 export type LazyDefault<T> = () => Promise<{ default: T }>
@@ -136,8 +137,8 @@ export interface UserPanelRow {
 export interface UserPanelPart {
   panels(): UserPanel[]
   rows(panelKey: string, user: User, request: PageRequest): Promise<Paged<UserPanelRow>>
-  /** A row's action; false when the row is not the user's (nothing done). */
-  act(panelKey: string, action: string, user: User, rowId: string): Promise<boolean>
+  /** A row's action, done by `by` (the audit log's actor); false when nothing was done. */
+  act(panelKey: string, action: string, user: User, rowId: string, by: AuditActor): Promise<boolean>
 }
 
 /** One section of the console's Health page (media storage, an outbox...). */

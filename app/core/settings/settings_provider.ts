@@ -7,6 +7,7 @@ import { SettingsService } from './settings_service.js'
 import { LocalSettingsBus, RedisSettingsBus, type SettingsBus } from './settings_bus.js'
 import { kernelSettings } from './kernel_settings.js'
 import { setSettingsService } from './main.js'
+import { AuditLog } from '#core/audit/audit_log'
 
 /**
  * Collects the kernel's and every enabled plugin's settings (after
@@ -36,7 +37,13 @@ export default class SettingsProvider {
       const { default: redis } = await import('@adonisjs/redis/services/main')
       bus = new RedisSettingsBus(redis.connection(), logger, env.get('REDIS_PREFIX', 'quire:'))
     }
-    this.service = new SettingsService(registry, bus, logger, (name) => env.get(name as any))
+    this.service = new SettingsService(
+      registry,
+      bus,
+      logger,
+      (name) => env.get(name as any),
+      await this.app.container.make(AuditLog)
+    )
     setSettingsService(this.service)
     await this.service.load()
   }

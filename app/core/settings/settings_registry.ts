@@ -108,6 +108,9 @@ export class SettingsRegistry {
     const validator = this.validators.get(fullKey)
     if (!validator) throw new SettingValueError(`No setting is called ${fullKey}`)
     const setting = this.byKey.get(fullKey)!
+    // A form's empty field (the body parser makes it null) is not 0 nor off.
+    if ((raw === '' || raw === null || raw === undefined) && setting.type !== 'string')
+      throw new SettingValueError('Enter a value')
     try {
       const { value } = await validator.validate({ value: raw })
       return value

@@ -1,17 +1,11 @@
 import db from '@adonisjs/lucid/services/db'
 import type { Logger } from '@adonisjs/core/logger'
+import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '#core/audit/audit_log'
 import { SettingValueError, type SettingsRegistry } from './settings_registry.js'
 import type { SettingsBus } from './settings_bus.js'
 import type { RegisteredSetting, SettingSource, SettingState, SettingValue } from './types.js'
 
 export const SETTINGS_TABLE = 'settings'
-
-/** Who changes a setting (the audit log's actor). */
-export interface SettingChangeActor {
-  userId: number | null
-  /** The request's address, when there is one. */
-  address?: string | null
-}
 
 /** What a change did, old → new (a secret's values are left out). */
 export interface SettingChange {
@@ -38,7 +32,8 @@ export class SettingsService {
     readonly registry: SettingsRegistry,
     private bus: SettingsBus,
     private logger: Logger,
-    private readEnv: (name: string) => unknown
+    private readEnv: (name: string) => unknown,
+    private audit: AuditLog
   ) {
     this.apply(new Map())
   }
@@ -133,9 +128,11 @@ export class SettingsService {
    * with a SettingValueError (a plain message) for an unknown key, a setting
    * that needs a restart, one fixed by its environment variable, or a value
    * its declaration does not accept. Applied here before answering, and on
-   * every other instance through the bus.
+   * every other instance through the bus. Recorded in the audit log
+   * (`setting.changed`, old -> new; a secret's values never) in the write's
+   * transaction.
    */
-  async update(key: string, raw: unknown, actor: SettingChangeActor): Promise<SettingChange> {
+  async update(key: string, raw: unknown, by: AuditActor = SYSTEM_ACTOR): Promise<SettingChange> {
     const setting = this.registry.find(key)
     if (!setting) throw new SettingValueError(`No setting is called ${key}`)
     const before = this.state(key)
@@ -146,30 +143,39 @@ export class SettingsService {
     if (!setting.runtime)
       throw new SettingValueError('This setting applies at start only: it cannot change here')
     const value = raw === null ? null : await this.registry.validate(key, raw)
-    if (value === null) {
-      await db.from(SETTINGS_TABLE).where('name', key).delete()
-    } else {
-      const row = { value_json: JSON.stringify(value), updated_by: actor.userId }
-      const now = new Date()
-      await db.transaction(async (trx) => {
-        const updated = await trx
-          .from(SETTINGS_TABLE)
-          .where('name', key)
-          .update({ ...row, updated_at: now })
+    const after = value === null ? setting.default : value
+    await db.transaction(async (trx) => {
+      if (value === null) {
+        await trx.from(SETTINGS_TABLE).where('name', key).delete()
+      } else {
+        const row = {
+          value_json: JSON.stringify(value),
+          updated_by: by.userId,
+          updated_at: new Date(),
+        }
+        const updated = await trx.from(SETTINGS_TABLE).where('name', key).update(row)
         const count = Array.isArray(updated) ? Number(updated[0]) : Number(updated)
-        if (!count) await trx.table(SETTINGS_TABLE).insert({ name: key, ...row, updated_at: now })
-      })
-    }
+        if (!count) await trx.table(SETTINGS_TABLE).insert({ name: key, ...row })
+      }
+      await this.audit.record(
+        {
+          actor: by,
+          kind: 'setting.changed',
+          target: { type: 'setting', id: key, label: setting.label },
+          changes: {
+            value: setting.secret ? { changed: true } : { from: before.value, to: after },
+          },
+        },
+        trx
+      )
+    })
     await this.load()
-    const after = this.state(key)
     const change: SettingChange = {
       key,
       old: setting.secret ? '(secret)' : before.value,
-      new: setting.secret ? '(secret)' : after.value,
-      source: after.source,
+      new: setting.secret ? '(secret)' : this.state(key).value,
+      source: this.state(key).source,
     }
-    // AUDIT: the one call site for the audit log (issue 22 item 3), once app/core/audit lands:
-    // await AuditLog.record({ kind: 'setting.changed', actorId: actor.userId, address: actor.address, ... change })
     this.logger.info({ setting: key, old: change.old, new: change.new }, 'setting changed')
     await this.bus.announce(key)
     return change

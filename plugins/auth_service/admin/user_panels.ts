@@ -3,12 +3,13 @@ import type User from '#models/user'
 import type { PageRequest } from '#core/paging'
 import { ConsoleSecurity } from '#core/auth/console_security'
 import type { UserPanel, UserPanelPart } from '#core/plugins/define_plugin'
+import type { AuditActor } from '#core/audit/audit_log'
 
-const API_SESSIONS = 'apiSessions'
+const SIGN_IN_SESSIONS = 'authSessions'
 
 /**
  * The authentication service's panel on the console's user page: the user's
- * signed-in apps and browsers (API sessions), searchable, each with an End
+ * signed-in apps and browsers (sign-in sessions), searchable, each with an End
  * button. Reads and ends them through the same service methods as the rest of
  * the console (this plugin's ConsoleSecurity).
  */
@@ -19,8 +20,8 @@ export default class AuthServiceUserPanels implements UserPanelPart {
   panels(): UserPanel[] {
     return [
       {
-        key: API_SESSIONS,
-        title: 'API sessions',
+        key: SIGN_IN_SESSIONS,
+        title: 'Sign-in sessions',
         description: 'Apps and browsers signed in through the authentication service.',
         columns: [
           { key: 'client', label: 'Client' },
@@ -40,7 +41,7 @@ export default class AuthServiceUserPanels implements UserPanelPart {
   }
 
   async rows(panelKey: string, user: User, request: PageRequest) {
-    if (panelKey !== API_SESSIONS) throw new Error(`No panel ${panelKey}`)
+    if (panelKey !== SIGN_IN_SESSIONS) throw new Error(`No panel ${panelKey}`)
     const sessions = await this.security.sessionsOf(user.id, request)
     return {
       ...sessions,
@@ -56,9 +57,9 @@ export default class AuthServiceUserPanels implements UserPanelPart {
     }
   }
 
-  async act(panelKey: string, action: string, user: User, rowId: string) {
-    if (panelKey !== API_SESSIONS || action !== 'end') return false
-    await this.security.endSession(user.id, rowId, 'console')
+  async act(panelKey: string, action: string, user: User, rowId: string, by: AuditActor) {
+    if (panelKey !== SIGN_IN_SESSIONS || action !== 'end') return false
+    await this.security.endSession(user.id, rowId, 'console', by)
     return true
   }
 }

@@ -17,6 +17,7 @@ const PAGES = [
   '/admin/users/1',
   '/admin/plugins',
   '/admin/health',
+  '/admin/settings',
   '/admin/audit',
   '/admin/books',
   '/admin/books/1',
@@ -30,6 +31,7 @@ const PAGES = [
   '/admin/gateways/mail',
 ]
 const WRITES = [
+  '/admin/settings/webhooks.timeoutMs',
   '/admin/health/jobs/1/retry',
   '/admin/users',
   '/admin/users/1',
@@ -196,10 +198,8 @@ test.group('admin console: who gets in', (group) => {
       .from('auth_sessions')
       .where('user_id', admin.id)
       .whereNull('revoked_at')
-    await other.post(`/admin/users/${admin.id}/sessions/revoke`, {
-      kind: 'auth',
-      id: session.public_id,
-    })
+    // The auth service's panel on the user page (manifest admin.userPanels) ends it.
+    await other.post(`/admin/users/${admin.id}/panels/authSessions/end`, { id: session.public_id })
     assert.equal(await landing(client, '/admin'), '/admin/login')
   })
 
@@ -274,6 +274,7 @@ test.group('admin console: pages and their props', (group) => {
         '/admin/webhooks',
         '/admin/audit',
         '/admin/health',
+        '/admin/settings',
         '/admin/plugins',
       ]
     )

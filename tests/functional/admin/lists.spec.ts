@@ -191,7 +191,7 @@ test.group('admin console: lists paged and searched on the server', (group) => {
     assert.equal(found.items[0].delegateCode, one)
     const reporting = await listOf(client, `${base}?authSessionsSearch=REPORTING`, 'authSessions')
     assert.equal(reporting.total, 1)
-    assert.equal(reporting.items[0].client_id, 'reporting-tool')
+    assert.equal(reporting.items[0].cells.client, 'reporting-tool')
     const byAddress = await listOf(client, `${base}?authSessionsSearch=10.0.0.2`, 'authSessions')
     // 10.0.0.2 and 10.0.0.20 to 10.0.0.22
     assert.equal(byAddress.total, 4)

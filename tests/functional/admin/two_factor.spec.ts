@@ -35,7 +35,7 @@ async function createOauthkey(login: string, pwd: string) {
 test.group('admin console: TOTP for administrators', (group) => {
   /** The console's requirement, changed like the Settings page does (a database override). */
   const requireTotp = async (required: boolean | null) => {
-    await settings.update('core.adminTotpRequired', required, { userId: null })
+    await settings.update('core.adminTotpRequired', required)
   }
   group.setup(async () => {
     await ensureConsoleBuilt(app.makePath())

@@ -29,7 +29,7 @@ test.group('webhooks: disabling tells the creator; api.php default', (group) => 
       attempts: outbox.settings.maxAttempts,
     }
     outbox.settings.maxAttempts = 2
-    await settings.update('webhooks.disableAfterFailures', 2, { userId: null })
+    await settings.update('webhooks.disableAfterFailures', 2)
     const socket = await attached(book.session)
     try {
       const t = await table(call, book)
@@ -69,7 +69,7 @@ test.group('webhooks: disabling tells the creator; api.php default', (group) => 
       assert.equal(listed.disabledReason, frame.value.disabledReason)
     } finally {
       outbox.settings.maxAttempts = saved.attempts
-      await settings.update('webhooks.disableAfterFailures', null, { userId: null })
+      await settings.update('webhooks.disableAfterFailures', null)
       await socket.close()
     }
   })

@@ -34,7 +34,7 @@ test.group('webhooks: a hanging receiver', (group) => {
     hanging.state.answer = () => 'hang'
     // Every attempt to the hanging one lasts longer than the test: none of its sends ends.
     const savedTimeout = webhooksConfig.timeoutMs
-    await settings.update('webhooks.timeoutMs', 600_000, { userId: null })
+    await settings.update('webhooks.timeoutMs', 600_000)
     try {
       const t = await table(call, book)
       const subscribe = async (url: string, into: Receiver) => {
@@ -64,7 +64,7 @@ test.group('webhooks: a hanging receiver', (group) => {
       assert.lengthOf(hanging.received, share)
       ok(await call('deleteWebhook', { webhookId: stuck }))
     } finally {
-      await settings.update('webhooks.timeoutMs', savedTimeout, { userId: null })
+      await settings.update('webhooks.timeoutMs', savedTimeout)
       await hanging.close()
     }
   })

@@ -20,13 +20,13 @@ export async function loosen() {
   }
   webhooksConfig.allowedRanges = parseRanges('127.0.0.0/8,::1/128')
   // A runtime setting: changed as the console's Settings page does, undone below.
-  await settings.update('webhooks.timeoutMs', 500, { userId: null })
+  await settings.update('webhooks.timeoutMs', 500)
   outbox.settings.backoff.baseMs = 30
   outbox.settings.backoff.maxMs = 100
   return async () => {
     webhooksConfig.allowedRanges = saved.ranges
     Object.assign(outbox.settings.backoff, saved.backoff)
-    await settings.update('webhooks.timeoutMs', null, { userId: null })
+    await settings.update('webhooks.timeoutMs', null)
   }
 }
 

@@ -38,18 +38,26 @@ interface Props {
     lastUsedAt: string | null
     expiresAt: string | null
   }>
-  authSessions: PagedList<{
-    id: string
-    client_id: string | null
-    ip: string | null
-    user_agent: string | null
-    created_at: string
-    last_refreshed_at: string | null
-  }>
+  /** Panels contributed by plugins (manifest admin.userPanels); each one's rows are the prop named by its key. */
+  panels: Panel[]
+  [panelRows: string]: unknown
 }
 
+interface Panel {
+  key: string
+  pluginId: string
+  title: string
+  description?: string
+  columns: { key: string; label: string; format?: 'text' | 'date' }[]
+  searchPlaceholder?: string
+  rowAction?: { action: string; label: string; question: string }
+}
+
+type PanelRow = { id: string; cells: Record<string, string | number | null> }
+
 /** One user: profile, password, account state, two-factor, delegations and sessions. */
-export default function UserShow({ user, twoFactor, delegations, sesskeys, authSessions }: Props) {
+export default function UserShow(props: Props) {
+  const { user, twoFactor, delegations, sesskeys, panels } = props
   const base = `/admin/users/${user.id}`
   const profile = useForm({
     email: user.email ?? '',
@@ -65,7 +73,7 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
   /** The last column of a session list: revoke that session, once confirmed. */
   const revokeColumn = <Row,>(
     question: string,
-    session: (row: Row) => { kind: 'sesskey' | 'auth'; id: string }
+    session: (row: Row) => { kind: 'sesskey'; id: string }
   ): Column<Row> => ({
     cell: (row) => (
       <ConfirmButton
@@ -76,6 +84,44 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
       />
     ),
   })
+
+  /** A plugin's panel: its columns, and its row action posted back to the panel's part. */
+  const panelCard = (panel: Panel) => {
+    const list = props[panel.key] as PagedList<PanelRow>
+    const columns: Column<PanelRow>[] = panel.columns.map((column) => ({
+      header: column.label,
+      cell: (row) =>
+        column.format === 'date'
+          ? formatDate(row.cells[column.key] as string | null)
+          : String(row.cells[column.key] ?? ''),
+    }))
+    const action = panel.rowAction
+    if (action)
+      columns.push({
+        cell: (row) => (
+          <ConfirmButton
+            label={action.label}
+            question={action.question}
+            danger
+            onConfirm={() => post(`/panels/${panel.key}/${action.action}`, { id: row.id })}
+          />
+        ),
+      })
+    return (
+      <div key={panel.key} data-panel={panel.key}>
+        <Card title={`${panel.title} (${list.total})`}>
+          {panel.description && <p className="muted small">{panel.description}</p>}
+          <ServerList
+            list={list}
+            name={panel.key}
+            placeholder={panel.searchPlaceholder}
+            rowKey={(row) => row.id}
+            columns={columns}
+          />
+        </Card>
+      </div>
+    )
+  }
 
   const saveProfile = (event: FormEvent) => {
     event.preventDefault()
@@ -266,23 +312,7 @@ export default function UserShow({ user, twoFactor, delegations, sesskeys, authS
             ]}
           />
         </Card>
-        <Card title={`Sign-in sessions (${authSessions.total})`}>
-          <ServerList
-            list={authSessions}
-            name="authSessions"
-            placeholder="Client, address or browser"
-            rowKey={(session) => session.id}
-            columns={[
-              { header: 'Client', cell: (session) => session.client_id ?? 'direct' },
-              { header: 'Address', cell: (session) => session.ip ?? '?' },
-              { header: 'Created', cell: (session) => formatDate(session.created_at) },
-              revokeColumn('End this session?', (session: { id: string }) => ({
-                kind: 'auth',
-                id: session.id,
-              })),
-            ]}
-          />
-        </Card>
+        {panels.map(panelCard)}
       </div>
     </>
   )
