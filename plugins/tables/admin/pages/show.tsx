@@ -220,9 +220,12 @@ export default function TableShow(props: GridProps) {
         >
           Columns{hidden.size ? ` (${fields.length - hidden.size} of ${fields.length})` : ''}
         </button>
-        <a className="button-link" href={exportHref} download data-export>
-          Export as CSV
-        </a>
+        {/* Filters the server refused would refuse the export too. */}
+        {!rows.error && (
+          <a className="button-link" href={exportHref} download data-export>
+            Export as CSV
+          </a>
+        )}
       </section>
       {open === 'filters' && <FilterEditor id="grid-filters" fields={fields} query={query} />}
       {open === 'columns' && (
