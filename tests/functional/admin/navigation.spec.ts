@@ -46,6 +46,7 @@ test.group('console navigation', () => {
         ['Refunds', '/admin/billing/refunds', 'billing'],
         ['Audit log', '/admin/audit', 'core'],
         ['Health', '/admin/health', 'core'],
+        ['Settings', '/admin/settings', 'core'],
         ['Plugins', '/admin/plugins', 'core'],
       ]
     )
