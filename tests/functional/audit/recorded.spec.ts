@@ -269,3 +269,30 @@ test.group('audit log: books and gateways from the console', (group) => {
     })
   })
 })
+
+test.group('audit log: sign-in sessions ended from the user page', (group) => {
+  group.setup(async () => {
+    await ensureConsoleBuilt(app.makePath())
+  })
+  group.each.setup(() => resetAuthState())
+
+  test('the auth service panel records session.revoked with the administrator who ended it', async ({
+    assert,
+  }) => {
+    const { admin: signedIn } = await signedInAdmin()
+    const { admin, client: other } = await signedInAdmin()
+    const session = await db
+      .from('auth_sessions')
+      .where('user_id', signedIn.id)
+      .whereNull('revoked_at')
+      .first()
+    const answer = await other.post(`/admin/users/${signedIn.id}/panels/authSessions/end`, {
+      id: session.public_id,
+    })
+    assert.notEqual(answer.status, 404)
+    const [ended] = await lastOf('user', signedIn.id, 'session.revoked')
+    assert.equal(ended.actorCode, admin.code)
+    assert.match(ended.address, LOOPBACK)
+    assert.deepEqual(ended.changes, { signedInSession: { from: session.public_id, to: null } })
+  })
+})
