@@ -34,7 +34,8 @@ export default class SettingsProvider {
     const logger = await this.app.container.make('logger')
     let bus: SettingsBus = new LocalSettingsBus()
     if (quireConfig.redisEnabled) {
-      const { default: redis } = await import('@adonisjs/redis/services/main')
+      // The container's manager: services/main is only set once every provider has booted.
+      const redis = await this.app.container.make('redis')
       bus = new RedisSettingsBus(redis.connection(), logger, env.get('REDIS_PREFIX', 'quire:'))
     }
     this.service = new SettingsService(

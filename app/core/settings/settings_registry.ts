@@ -116,9 +116,10 @@ export class SettingsRegistry {
       return value
     } catch (error) {
       if (!(error instanceof vineErrors.E_VALIDATION_ERROR)) throw error
+      if (setting.type === 'enum')
+        throw new SettingValueError(`Choose one of: ${setting.choices.join(', ')}`)
       const first = (error.messages as { message: string }[])[0]?.message ?? 'Invalid value'
-      const choices = setting.type === 'enum' ? setting.choices.join(', ') : ''
-      throw new SettingValueError(first.replace('{{ choices }}', choices))
+      throw new SettingValueError(first)
     }
   }
 
