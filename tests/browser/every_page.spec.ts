@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
@@ -6,7 +7,9 @@ import { ensureConsoleBuilt } from '#admin/build'
 import type { Page, Response } from 'playwright-core'
 import { resetAuthState } from '#plugins/auth_service/tests/helpers'
 import { book, client, send, share } from '#plugins/books/tests/helpers/books'
+import gatewaysConfig from '#plugins/gateways/config'
 import { call as gatewayCall, uniquePhone } from '#plugins/gateways/tests/helpers/gateways'
+import { startFakeFcm } from '#plugins/gateways/tests/helpers/push_fakes'
 import { eventually } from '#plugins/tables/tests/helpers/tables'
 import { startReceiver } from '#plugins/webhooks/tests/helpers/receiver'
 import webhooksConfig from '#plugins/webhooks/config'
@@ -138,6 +141,16 @@ test.group('every console page in a browser (Chromium, axe-core)', (group) => {
       const savedRanges = webhooksConfig.allowedRanges
       webhooksConfig.allowedRanges = parseRanges('127.0.0.0/8,::1/128')
       const receiver = await startReceiver()
+      // A push provider on loopback (as the gateways tests use): a device's notification is a
+      // delivery the Deliveries page lists and opens.
+      const fcm = await startFakeFcm()
+      const savedFcm = { ...gatewaysConfig.fcm }
+      Object.assign(gatewaysConfig.fcm, {
+        serviceAccount: fcm.serviceAccount,
+        projectId: undefined,
+        baseUrl: fcm.url,
+        tokenUrl: undefined,
+      })
       try {
         // Something on every page: a book with a member, messages (one long), a table with
         // rows, a webhook with a delivery, a device, a pending SMS gateway.
@@ -147,6 +160,12 @@ test.group('every console page in a browser (Chromium, axe-core)', (group) => {
         const target = await book(owner)
         await share(owner, target, member, 3)
         await member.call({ req: 'updatePushId', deviceType: 'bb_dt', registrationID: 'a1b2c3d4' })
+        const android = await member.call({
+          req: 'updatePushId',
+          deviceType: 'gcm_rid',
+          registrationID: `${randomBytes(11).toString('base64url')}:APA91b${randomBytes(100).toString('base64url')}`,
+        })
+        assert.equal(android.status, 'ok')
         await send(owner, target, 'hello from the every-page test')
         await send(
           owner,
@@ -191,6 +210,14 @@ test.group('every console page in a browser (Chromium, axe-core)', (group) => {
           )
         )
         await gatewayCall({ req: 'registerSMSGateway', o_u: uniquePhone(), appname: 'every-page' })
+        await eventually(async () =>
+          Boolean(
+            await db
+              .from('outbox_deliveries')
+              .where('recipient', `device:${android.deviceID}`)
+              .first()
+          )
+        )
 
         const { context, page, errors } = await openPage(browser())
         page.setDefaultTimeout(20_000)
@@ -270,6 +297,8 @@ test.group('every console page in a browser (Chromium, axe-core)', (group) => {
             '/admin/books/N',
             '/admin/tables/N',
             '/admin/webhooks/N',
+            '/admin/gateways/sms/N',
+            '/admin/gateways/deliveries/N',
           ])
             assert.include(shapes, expected)
 
@@ -341,7 +370,9 @@ test.group('every console page in a browser (Chromium, axe-core)', (group) => {
         }
       } finally {
         webhooksConfig.allowedRanges = savedRanges
+        Object.assign(gatewaysConfig.fcm, savedFcm)
         await receiver.close()
+        await fcm.close()
       }
     })
     .timeout(600_000)
