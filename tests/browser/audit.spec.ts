@@ -42,7 +42,7 @@ test.group('admin console in a browser: Audit log', (group) => {
         assert.include(text, admin.code)
         assert.include(text, 'User disabled')
         assert.include(text, user.code)
-        assert.include(text, 'disabled: false → true')
+        assert.include(text, 'Disabled: no → yes')
         assert.equal(await page.locator('tbody tr').count(), 1)
         await expectNoSeriousViolations(page, 'audit log')
         await shot(page, '30-audit')

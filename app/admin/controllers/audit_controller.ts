@@ -5,7 +5,7 @@ import vine from '@vinejs/vine'
 import {
   AUDIT_KINDS,
   AuditLog,
-  describeChanges,
+  describeChangesPlainly,
   type AuditFilter,
   type AuditRecord,
 } from '#core/audit/audit_log'
@@ -80,7 +80,7 @@ function view(record: AuditRecord) {
     what: AUDIT_KINDS[record.kind] ?? record.kind,
     target: record.targetLabel,
     targetType: record.targetType,
-    changes: describeChanges(record.changes),
+    changes: describeChangesPlainly(record.changes),
   }
 }
 

@@ -348,7 +348,7 @@ function toRecord(row: any): AuditRecord {
   }
 }
 
-/** `field: old → new; secret: changed` (the console and the CSV). */
+/** `field: old → new; secret: changed` (the CSV: the recorded field names, values as stored). */
 export function describeChanges(changes: Record<string, AuditChange>): string {
   return Object.entries(changes)
     .map(([field, change]) =>
@@ -360,6 +360,47 @@ export function describeChanges(changes: Record<string, AuditChange>): string {
 }
 
 const shown = (value: AuditValue) => (value === null ? '(none)' : String(value))
+
+/** The recorded field names in plain words (the console); others are split at capitals. */
+const FIELD_LABELS: Record<string, string> = {
+  code: 'User code',
+  email: 'E-mail',
+  isAdmin: 'Administrator',
+  apiPasswordSignInOff: 'Password sign-in on the API turned off',
+  twoFactor: 'Two-factor',
+  twoFactorPolicy: 'Two-factor policy',
+  actsOnBehalf: 'Acts on behalf of them',
+  apiSession: 'API session',
+  apiSessions: 'API sessions',
+  oauthkeys: 'Application keys of the user',
+  signedInSession: 'Sign-in session',
+  url: 'URL',
+  field_ids: 'Fields',
+}
+
+function fieldLabel(field: string): string {
+  const known = FIELD_LABELS[field]
+  if (known) return known
+  const words = field
+    .replace(/_/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+  return words.charAt(0).toUpperCase() + words.slice(1)
+}
+
+const plainValue = (value: AuditValue) =>
+  value === true ? 'yes' : value === false ? 'no' : value === '' ? '(empty)' : shown(value)
+
+/** `First name: Ada → Bea; Password: changed`: the console's line, in plain words. */
+export function describeChangesPlainly(changes: Record<string, AuditChange>): string {
+  return Object.entries(changes)
+    .map(([field, change]) =>
+      'changed' in change
+        ? `${fieldLabel(field)}: changed`
+        : `${fieldLabel(field)}: ${plainValue(change.from)} → ${plainValue(change.to)}`
+    )
+    .join('; ')
+}
 
 /** One CSV line (RFC 4180 quoting; a leading = + - @ is neutralised against spreadsheet formulas). */
 function csvLine(values: (string | number)[]): string {

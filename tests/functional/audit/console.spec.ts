@@ -48,7 +48,7 @@ test.group('audit log: the console page and its CSV', (group) => {
     assert.lengthOf(entries.items, 50)
     assert.equal(entries.items[0].target, `entry 119 of ${tag}`)
     assert.equal(entries.items[0].what, `test.${tag}`)
-    assert.equal(entries.items[0].changes, 'position: (none) → 119; token: changed')
+    assert.equal(entries.items[0].changes, 'Position: (none) → 119; Token: changed')
     const second = await auditPage(client, `?kind=test.${tag}&page=2`)
     assert.equal(second.props.entries.items[0].target, `entry 69 of ${tag}`)
     const past = await auditPage(client, `?kind=test.${tag}&page=999`)
