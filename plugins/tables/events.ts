@@ -59,6 +59,12 @@ export interface RowFieldChange {
 export interface RowsChanging extends RowsChanged {
   catName: string
   changes: { id: number; fields: RowFieldChange[] }[]
+  /**
+   * Set when one stamp covers several changes of a row (group-committed
+   * one-cell writes of the same row): 1, 2... for the second, third... so
+   * each change is a delivery of its own.
+   */
+  seq?: number
 }
 
 declare module '#core/outbox/types' {

@@ -13,15 +13,14 @@ import {
   convertInput,
   hasSideTable,
   rowTableName,
-  serializeCell,
   type FieldDef,
 } from '../lib/field_types.js'
 import { normalizeBinding, nowText, type Row } from '../lib/row_sql.js'
-import type { RowsChanged } from '../events.js'
+import type { RowFieldChange, RowsChanged, RowsChanging } from '../events.js'
 import { ComputedFields } from './computed_fields.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import { RecomputeService } from './recompute_service.js'
-import { changeOf } from './row_changes.js'
+import { changeOf, fieldChanges } from './row_changes.js'
 import { HistoryService, operationOf, type HistoryEntry } from './history_service.js'
 import { categoryOfRowId } from './schema_service.js'
 import { TableAccess, type TableScope } from './table_access.js'
@@ -56,6 +55,14 @@ interface CellWrite {
   value: unknown
   input: { bypassUrlTrigger?: boolean; source?: 'api' | 'socket'; operation?: string }
   scope: TableScope
+  /** The outbox wants this write (a webhook): its old value is read and its change staged. */
+  staged: boolean
+}
+
+/** A written cell's old and new value for the outbox, and the round of the batch that wrote it. */
+interface StagedChange {
+  change: RowFieldChange
+  round: number
 }
 
 /** A history entry of a cell write, kept until the write's outcome is known. */
@@ -124,8 +131,8 @@ export class CellWriter {
     )
       return false
     const scope = await this.access.forFound(actor, found, 'write', input.b_o)
-    // A write the outbox wants (a webhook) needs its old value read in a transaction: RowWriter.
-    if (this.outbox.wants('tables:rows_changed', changeOf(scope, actor, input))) return false
+    // A write the outbox wants (a webhook) reads its old value in the batch's transaction.
+    const staged = this.outbox.wants('tables:rows_changed', changeOf(scope, actor, input))
     const converted = convertInput(field, input.value, ',')
     // false: the metadata changed, nothing was written.
     return this.queue.submit({
@@ -136,6 +143,7 @@ export class CellWriter {
       value: converted.value,
       input,
       scope,
+      staged,
     })
   }
 
@@ -168,8 +176,9 @@ export class CellWriter {
    */
   private isOneStatement(batch: CellWrite[]) {
     const category = batch[0].category
-    // History records old values: the rows are read first, in the write's transaction.
+    // History and the outbox record old values: the rows are read first, in the write's transaction.
     if (this.history.enabled() || this.computed.hasFormulas(category)) return false
+    if (batch.some((job) => job.staged)) return false
     const rows = new Set<number>()
     for (const job of batch) {
       if (job.category !== category || rows.has(job.rowId)) return false
@@ -193,6 +202,7 @@ export class CellWriter {
   ) {
     const at = nowText()
     const entries: HistoryEntry[] = []
+    const changes = new Map<CellWrite, StagedChange>()
     // Per category metadata object (a newer cached version of a table is a group of its own).
     const groups = new Map<CategoryMeta, CellWrite[]>()
     for (const job of batch) {
@@ -202,18 +212,27 @@ export class CellWriter {
     }
     for (const [category, jobs] of groups) {
       let pending = jobs
-      while (pending.length) {
-        const round: CellWrite[] = []
+      for (let round = 0; pending.length; round++) {
+        const jobsOfRound: CellWrite[] = []
         const later: CellWrite[] = []
         const rows = new Set<number>()
         for (const job of pending) {
           if (rows.has(job.rowId)) later.push(job)
           else {
             rows.add(job.rowId)
-            round.push(job)
+            jobsOfRound.push(job)
           }
         }
-        await this.applyRound(client, stamp, at, category, round, outcomes, entries)
+        await this.applyRound(
+          client,
+          stamp,
+          at,
+          category,
+          jobsOfRound,
+          outcomes,
+          entries,
+          (job, change) => changes.set(job, { change, round })
+        )
         pending = later
       }
     }
@@ -222,6 +241,7 @@ export class CellWriter {
       client,
       entries.filter((entry) => outcomes.get((entry as CellHistoryEntry).job) === WRITTEN)
     )
+    await this.stageChanges(client, stamp, afterCommit, batch, outcomes, changes)
     // Recompute jobs for rows of other tables that show the written columns, and the events.
     const dependents = new Map<string, { category: CategoryMeta; jobs: CellWrite[] }>()
     for (const job of batch) {
@@ -250,6 +270,53 @@ export class CellWriter {
       )
   }
 
+  /**
+   * The written cells the outbox wants, staged in the batch's transaction:
+   * one `tables:rows_changed` event per table, writer (actor, source,
+   * bypass) and round, with one change per row. A row written twice in a
+   * batch (one stamp) is in two rounds: its events carry the round as `seq`
+   * (each change its own delivery) and are staged in round order (the
+   * deliveries of a row keep the order the writes applied).
+   */
+  private async stageChanges(
+    client: QueryClientContract,
+    stamp: number,
+    afterCommit: (callback: () => unknown) => void,
+    batch: CellWrite[],
+    outcomes: Map<CellWrite, CellOutcome>,
+    changes: Map<CellWrite, StagedChange>
+  ) {
+    const events = new Map<string, { event: RowsChanging; round: number }>()
+    for (const job of batch) {
+      const staged = changes.get(job)
+      if (!staged || outcomes.get(job) !== WRITTEN) continue
+      const base = changeOf(job.scope, job.actor, job.input)
+      const key = [
+        job.category.id,
+        base.actorId,
+        base.onBehalfOf,
+        base.source,
+        base.tokenId,
+        base.bypassUrlTrigger,
+        staged.round,
+      ].join('|')
+      let group = events.get(key)
+      if (!group) {
+        const event: RowsChanging = { ...base, stamp, catName: job.category.name, changes: [] }
+        if (staged.round) event.seq = staged.round
+        group = { event, round: staged.round }
+        events.set(key, group)
+      }
+      group.event.modified.push(job.rowId)
+      if (!group.event.fieldIds.includes(staged.change.fieldId))
+        group.event.fieldIds.push(staged.change.fieldId)
+      group.event.changes.push({ id: job.rowId, fields: [staged.change] })
+    }
+    const ordered = [...events.values()].sort((one, other) => one.round - other.round)
+    for (const { event } of ordered)
+      await this.outbox.stage(client, 'tables:rows_changed', event, afterCommit)
+  }
+
   /** One UPDATE for writes of distinct rows of one table; sets each write's outcome. */
   private async applyRound(
     client: QueryClientContract,
@@ -258,7 +325,8 @@ export class CellWriter {
     category: CategoryMeta,
     round: CellWrite[],
     outcomes: Map<CellWrite, CellOutcome>,
-    entries: HistoryEntry[]
+    entries: HistoryEntry[],
+    staging: (job: CellWrite, change: RowFieldChange) => void
   ) {
     const table = quoteId(rowTableName(category.id))
     const mysql = client.dialect.name === 'mysql'
@@ -270,11 +338,12 @@ export class CellWriter {
     const states = new Map<number, Row>()
     // Read first for formulas (computed from the whole row) and for history (old values).
     const history = this.history.enabled()
-    const readFirst = formulas.length > 0 || history
+    const staged = round.some((job) => job.staged)
+    const readFirst = formulas.length > 0 || history || staged
     if (readFirst) {
       let rows: Row[]
       try {
-        // Locked on MariaDB when recording: a concurrent write of the row waits, its old value is ours.
+        // Locked on MariaDB when recording (history, outbox): a concurrent write of the row waits, its old value is ours.
         // History alone needs only the written columns; formulas are computed from the whole row.
         const columns = formulas.length
           ? 't.*'
@@ -282,7 +351,7 @@ export class CellWriter {
               .map((column) => `t.${quoteId(column)}`)
               .join(', ')
         rows = await readQuery(
-          `SELECT ${columns}, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(round.length)})${history && mysql ? ' FOR UPDATE' : ''}`,
+          `SELECT ${columns}, (SELECT meta_version FROM table_categories WHERE id = ?) AS quire_mv FROM ${table} t WHERE t.id IN (${marks(round.length)})${(history || staged) && mysql ? ' FOR UPDATE' : ''}`,
           [category.id, ...round.map((job) => job.rowId)],
           client
         )
@@ -314,15 +383,17 @@ export class CellWriter {
         this.computed.computeFormulas(category, next)
         states.set(job.rowId, next)
         live.push(job)
+        if (!history && !job.staged) continue
+        const [change] = fieldChanges(category, [job.field.column!], row, next)
+        if (job.staged) staging(job, change)
         if (history) {
           const write = this.history.writeOf(
             job.actor,
             stamp,
             operationOf(job.actor, job.input.source, job.input.operation)
           )
-          const change = { fieldId: job.field.id, old: serializeCell(job.field, row).value }
           for (const entry of this.history.entriesOf(write, category, job.rowId, 'update', [
-            { ...change, new: serializeCell(job.field, next).value },
+            change,
           ]))
             entries.push(Object.assign(entry, { job }))
         }

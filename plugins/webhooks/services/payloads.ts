@@ -1,5 +1,6 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { OutboxContributor, OutboxEntry } from '#core/outbox/types'
+import { readQuery } from '#core/native_sql'
 import type { CommentCreating, RowsChanging } from '#plugins/tables/events'
 import type { MessageChanging } from '#plugins/books/events'
 import { serializeMessage } from '#plugins/books/serializers/message_serializer'
@@ -23,10 +24,19 @@ export function fires(event: Partial<Pick<RowsChanging, 'source' | 'bypassUrlTri
   return event.source === 'socket' || event.bypassUrlTrigger === false
 }
 
+/**
+ * Contributors read with plain statements (readQuery): a writer may stage
+ * from a native transaction, which has no query builder (the tables
+ * plugin's one-cell writes).
+ */
 async function codes(client: QueryClientContract, ids: (number | null)[]) {
   const wanted = [...new Set(ids.filter((id): id is number => id !== null))]
   const rows = wanted.length
-    ? await client.from('users').whereIn('id', wanted).select('id', 'code')
+    ? await readQuery(
+        `SELECT id, code FROM users WHERE id IN (${wanted.map(() => '?').join(', ')})`,
+        wanted,
+        client
+      )
     : []
   return new Map(rows.map((row) => [Number(row.id), String(row.code)]))
 }
@@ -85,7 +95,7 @@ export function rowsContributor(index: SubscriptionIndex): OutboxContributor<Row
             entryOf(
               subscription,
               type,
-              `wh${subscription.id}.${type}.${change.id}.${event.stamp}`,
+              `wh${subscription.id}.${type}.${change.id}.${event.stamp}${event.seq ? `.${event.seq}` : ''}`,
               `wh${subscription.id}.row.${change.id}`,
               {
                 book: { b_o: event.b_o, b_c: event.b_c },
@@ -107,11 +117,23 @@ export function rowsContributor(index: SubscriptionIndex): OutboxContributor<Row
 }
 
 /** The active subscriptions of a table (catId) or of a book (category null), read in the write's transaction. */
-function active(client: QueryClientContract, where: { categoryId?: number; bookId?: number }) {
-  const query = client.from('webhooks').where('active', true)
-  if (where.categoryId !== undefined) query.where('category_id', where.categoryId)
-  else query.where('book_id', where.bookId!).whereNull('category_id')
-  return query as unknown as Promise<WebhookRow[]>
+async function active(
+  client: QueryClientContract,
+  where: { categoryId?: number; bookId?: number }
+) {
+  const rows =
+    where.categoryId !== undefined
+      ? await readQuery(
+          'SELECT * FROM webhooks WHERE active = ? AND category_id = ?',
+          [true, where.categoryId],
+          client
+        )
+      : await readQuery(
+          'SELECT * FROM webhooks WHERE active = ? AND book_id = ? AND category_id IS NULL',
+          [true, where.bookId],
+          client
+        )
+  return rows as WebhookRow[]
 }
 
 /** One delivery of a subscription (the body's data gets its webhookId and idempotency key). */

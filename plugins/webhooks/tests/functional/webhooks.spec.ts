@@ -453,6 +453,51 @@ test.group('webhooks: deliveries', (group) => {
     assert.equal(Number(final.tableValues[0][0]), delivered.at(-1)!.body.data.fields[0].new)
   })
 
+  test('concurrent one-cell writes of many rows (group-committed together) each deliver their own old and new value', async ({
+    assert,
+  }) => {
+    const own = await table(call, book)
+    const { webhook } = await subscribe('row.updated', own.catId)
+    const rowIds: number[] = []
+    for (let index = 0; index < 20; index++) {
+      const created = ok(
+        await call('createOrUpdateTableRow', {
+          rowId: 'tmp1',
+          catId: own.catId,
+          fieldValues: JSON.stringify({ [own.qty]: String(index) }),
+        })
+      )
+      rowIds.push(created.newRows?.[0]?.id ?? created.id)
+    }
+    await Promise.all(
+      rowIds.map((rowId, index) =>
+        call('updateTableValue', {
+          rowId: String(rowId),
+          fieldId: own.qty,
+          value: String(100 + index),
+          bypassUrlTrigger: 'false',
+        }).then(ok)
+      )
+    )
+    const mine = () =>
+      receiver.received.filter(
+        (entry) => entry.status === 200 && entry.body.data.webhookId === webhook.id
+      )
+    await eventually(async () => mine().length >= 20, 20_000)
+    const byRow = new Map(mine().map((entry) => [entry.body.data.rowId, entry.body.data]))
+    assert.equal(byRow.size, 20)
+    rowIds.forEach((rowId, index) => {
+      const data = byRow.get(rowId)!
+      assert.equal(data.table.catId, own.catId)
+      assert.deepEqual(
+        data.fields.map((field: any) => [field.fieldId, field.old, field.new]),
+        [[own.qty, index, 100 + index]]
+      )
+    })
+    const rows = await deliveriesOf(webhook.id)
+    assert.lengthOf(rows, 20)
+  })
+
   test('redeliverWebhook sends a delivery again with the same webhook-id; testWebhook sends webhook.test', async ({
     assert,
   }) => {
