@@ -58,8 +58,9 @@ export default class SettingsController {
 
   async index({ inertia }: HttpContext) {
     const states = this.settings.list()
-    const owners = ['core', ...this.registry.plugins.map((plugin) => plugin.id)]
-    const groups = owners
+    // The kernel first (it registers itself as the plugin `core` too), then plugin order.
+    const owners = new Set(['core', ...this.registry.plugins.map((plugin) => plugin.id)])
+    const groups = [...owners]
       .map((owner) => ({
         owner,
         title: titleOf(owner),

@@ -6,6 +6,8 @@ import type { UserPanel, UserPanelPart } from '#core/plugins/define_plugin'
 import type { AuditActor } from '#core/audit/audit_log'
 
 const SIGN_IN_SESSIONS = 'authSessions'
+/** A browser's user agent is long: the start tells it apart (a phone keeps its table readable). */
+const shortened = (text: string) => (text.length > 60 ? `${text.slice(0, 59)}…` : text)
 
 /**
  * The authentication service's panel on the console's user page: the user's
@@ -50,7 +52,7 @@ export default class AuthServiceUserPanels implements UserPanelPart {
         cells: {
           client: (session.client_id as string | null) ?? 'direct sign-in',
           address: (session.ip as string | null) ?? 'unknown',
-          browser: (session.user_agent as string | null) ?? 'unknown',
+          browser: shortened((session.user_agent as string | null) ?? 'unknown'),
           created: (session.created_at as string | null) ?? null,
         },
       })),

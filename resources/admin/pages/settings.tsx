@@ -147,7 +147,11 @@ export default function SettingsPage({ groups }: Props) {
           <Card title={group.title}>
             <ul style={LIST}>
               {group.settings.map((setting) => (
-                <SettingRow key={setting.key} setting={setting} />
+                // Keyed by value too: after a save or a reset the field shows the new value.
+                <SettingRow
+                  key={`${setting.key}:${String(setting.value)}:${setting.source}`}
+                  setting={setting}
+                />
               ))}
             </ul>
           </Card>

@@ -40,6 +40,7 @@ test.group('settings: the console page and the one update method', (group) => {
     assert.equal(page.component, 'settings')
     const owners = page.props.groups.map((owned: any) => owned.owner)
     assert.equal(owners[0], 'core')
+    assert.lengthOf(owners, new Set(owners).size)
     assert.includeMembers(owners, ['books', 'gateways', 'webhooks', 'auth_service'])
     assert.equal(page.props.groups[0].title, 'Quire')
     const totp = await shownSetting(client, 'core.adminTotpRequired')

@@ -293,27 +293,25 @@ export default function UserShow(props: Props) {
           <button type="submit">Grant</button>
         </form>
       </Card>
-      <div className="grid2">
-        <Card title={`API sessions (${sesskeys.total})`}>
-          <ServerList
-            list={sesskeys}
-            name="sesskeys"
-            placeholder="Application or id"
-            rowKey={(session) => session.id}
-            columns={[
-              { header: 'Id', cell: (session) => `#${session.id}` },
-              { header: 'Application', cell: (session) => session.appName ?? 'no app' },
-              { header: 'Created', cell: (session) => formatDate(session.createdAt) },
-              { header: 'Used', cell: (session) => formatDate(session.lastUsedAt) },
-              revokeColumn('End this API session?', (session: { id: number }) => ({
-                kind: 'sesskey',
-                id: String(session.id),
-              })),
-            ]}
-          />
-        </Card>
-        {panels.map(panelCard)}
-      </div>
+      <Card title={`API sessions (${sesskeys.total})`}>
+        <ServerList
+          list={sesskeys}
+          name="sesskeys"
+          placeholder="Application or id"
+          rowKey={(session) => session.id}
+          columns={[
+            { header: 'Id', cell: (session) => `#${session.id}` },
+            { header: 'Application', cell: (session) => session.appName ?? 'no app' },
+            { header: 'Created', cell: (session) => formatDate(session.createdAt) },
+            { header: 'Used', cell: (session) => formatDate(session.lastUsedAt) },
+            revokeColumn('End this API session?', (session: { id: number }) => ({
+              kind: 'sesskey',
+              id: String(session.id),
+            })),
+          ]}
+        />
+      </Card>
+      {panels.map(panelCard)}
     </>
   )
 }
