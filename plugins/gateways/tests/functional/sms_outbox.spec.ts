@@ -4,6 +4,7 @@ import { StampService } from '#core/services/stamp_service'
 import app from '@adonisjs/core/services/app'
 import { client, expectNok } from '#plugins/books/tests/helpers/books'
 import gatewaysConfig from '#plugins/gateways/config'
+import settings from '#core/settings/main'
 import { call, registeredGateway, uniquePhone, type Gateway } from '../helpers/gateways.js'
 import { bookWithGateway, enqueue, smsOutbox, smsRows } from '../helpers/sms_outbox.js'
 
@@ -22,7 +23,7 @@ async function stateOf(id: number) {
 }
 
 /** Changes a setting for one test; the returned function puts it back. */
-function setting<K extends 'smsAckTimeoutMs' | 'smsMaxAttempts'>(key: K, value: number) {
+function setting<K extends 'smsAckTimeoutMs'>(key: K, value: number) {
   const kept = gatewaysConfig[key]
   gatewaysConfig[key] = value
   return () => {
@@ -154,7 +155,11 @@ test.group('gateways: outbound SMS queue (getGatewayOutbox, ackGatewayOutbox)', 
   }) => {
     // Leases that lapse at once (no waiting): each collection finds the previous lease lapsed.
     cleanup(setting('smsAckTimeoutMs', -1000))
-    cleanup(setting('smsMaxAttempts', 2))
+    // A declared runtime setting (docs/settings.md): changed as the Settings page does.
+    await settings.update('gateways.smsMaxAttempts', 2)
+    cleanup(async () => {
+      await settings.update('gateways.smsMaxAttempts', null)
+    })
     const { bookId, gateway } = await bookWithGateway()
     await enqueue({ bookId })
     const [first] = await collect(gateway)
