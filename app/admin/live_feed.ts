@@ -1,7 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { ApplicationService } from '@adonisjs/core/types'
-import encryption from '@adonisjs/core/services/encryption'
-import User from '#models/user'
+import { ConsoleFeedToken } from '#admin/feed_token'
 import { allowChannel } from '#core/socket/transmit_channels'
 import { DashboardService } from '#admin/services/dashboard_service'
 
@@ -21,18 +20,13 @@ const NOTICE_INTERVAL_MS = 1000
  * that figures changed; it then reloads them (an Inertia partial reload).
  */
 export class DashboardFeed {
-  /** A token for the page of administrator `userId`, valid two hours. */
+  /** A token for the page of administrator `userId` (ConsoleFeedToken). */
   static tokenFor(userId: number) {
-    return encryption.encrypt({ userId }, '2 hours', PURPOSE)
+    return ConsoleFeedToken.for(userId, PURPOSE)
   }
 
-  /** Whether the subscriber's token names an administrator who may still use the console. */
-  static async authorize(ctx: HttpContext) {
-    const token = ctx.request.header('x-console-token') ?? ''
-    const claim = token ? encryption.decrypt<{ userId: number }>(token, PURPOSE) : null
-    if (!claim?.userId) return false
-    const user = await User.find(claim.userId)
-    return Boolean(user?.isAdmin && !user.disabledAt)
+  static authorize(ctx: HttpContext) {
+    return ConsoleFeedToken.authorize(ctx, PURPOSE)
   }
 
   /** Registers the channel and forwards the changes (web and test processes). */
