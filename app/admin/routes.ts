@@ -100,7 +100,7 @@ export async function registerConsole(router: Router, app: ApplicationService) {
         .any('/admin/*', async (ctx) => {
           await renderConsoleNotFound(ctx)
         })
-        .use(middleware.console())
+        .use(middleware.console({ signedOut: 'not-found' }))
     })
     .use([
       middleware.noStore(),

@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import app from '@adonisjs/core/services/app'
+import { errors } from '@adonisjs/core'
 import { ConsoleSecurity } from '#core/auth/console_security'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
 import { navigationFor, mayUse } from '#admin/navigation'
@@ -14,10 +15,15 @@ import { markSignedInConsolePage } from '#admin/console_errors'
  * is still active. Anyone else is sent to the sign-in page before any
  * handler runs: no page, no prop. Shares `me` and `nav` with every page
  * (the forbidden and not-found pages too: they keep the navigation).
- * `permission` (a right name) narrows a plugin's pages further.
+ * `permission` (a right name) narrows a plugin's pages further; `signedOut:
+ * 'not-found'` answers the plain 404 instead of the sign-in (the catch-all).
  */
 export default class ConsoleAuthMiddleware {
-  async handle(ctx: HttpContext, next: NextFn, options: { permission?: string } = {}) {
+  async handle(
+    ctx: HttpContext,
+    next: NextFn,
+    options: { permission?: string; signedOut?: 'sign-in' | 'not-found' } = {}
+  ) {
     const guard = ctx.auth.use('web')
     const user = (await guard.check()) ? guard.user! : null
     const security = await app.container.make(ConsoleSecurity)
@@ -30,6 +36,9 @@ export default class ConsoleAuthMiddleware {
     if (!active) {
       if (user) await guard.logout()
       ctx.session.forget(SESSION_KEYS.authSession)
+      // An address that is no page (the last catch-all) is a plain 404 for anyone signed out.
+      if (options.signedOut === 'not-found')
+        throw new errors.E_ROUTE_NOT_FOUND([ctx.request.method(), ctx.request.url()])
       return ctx.response.redirect('/admin/login', false, 303)
     }
     const registry = await app.container.make(PluginRegistry)
