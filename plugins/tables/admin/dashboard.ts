@@ -9,7 +9,7 @@ import type {
 import { isMysql, quoteId, readQuery } from '#core/native_sql'
 import { STAMPS_PER_HOUR, stampHourSql } from '#core/db_time'
 import { rowTableName } from '../lib/field_types.js'
-import { TableDirectory } from './table_directory.js'
+import { TableDirectory, UNION_CHUNK, chunksOf } from './table_directory.js'
 
 /** How long the dashboard's row figures are reused: counting every table costs a scan of each. */
 const CACHE_MS = 30_000
@@ -17,7 +17,7 @@ const CACHE_MS = 30_000
 /**
  * The tables plugin's part of the console's dashboard: tables, rows, row
  * writes per hour. Rows live in one table per category, so each figure is one
- * UNION ALL statement over them (never a statement per table), and its result
+ * UNION ALL statement over them per 200 tables (never a statement per table), and its result
  * is kept CACHE_MS: a dashboard that reloads on every write does not count a
  * million rows each time.
  */
@@ -61,17 +61,19 @@ export default class TablesDashboard implements DashboardPart {
       const ids = await this.categoryIds()
       const names = ids.map((id) => quoteId(rowTableName(id)))
       const totals = new Map<number, number>()
-      if (names.length === 0) return totals
       const since = window.firstHour * STAMPS_PER_HOUR
       const hour = stampHourSql('sstamp', isMysql())
-      const union = names
-        .map((name) => `SELECT ${hour} AS hour FROM ${name} WHERE sstamp >= ?`)
-        .join(' UNION ALL ')
-      const rows = await readQuery(
-        `SELECT hour, COUNT(*) AS total FROM (${union}) writes GROUP BY hour`,
-        names.map(() => since)
-      )
-      for (const row of rows) totals.set(Number(row.hour), Number(row.total))
+      for (const chunk of chunksOf(names, UNION_CHUNK)) {
+        const union = chunk
+          .map((name) => `SELECT ${hour} AS hour FROM ${name} WHERE sstamp >= ?`)
+          .join(' UNION ALL ')
+        const rows = await readQuery(
+          `SELECT hour, COUNT(*) AS total FROM (${union}) writes GROUP BY hour`,
+          chunk.map(() => since)
+        )
+        for (const row of rows)
+          totals.set(Number(row.hour), (totals.get(Number(row.hour)) ?? 0) + Number(row.total))
+      }
       return totals
     })
     return [

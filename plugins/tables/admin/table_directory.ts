@@ -95,14 +95,15 @@ export class TableDirectory {
     }
   }
 
-  /** Rows of each table, in one statement. */
+  /** Rows of each table, one UNION ALL statement per UNION_CHUNK tables. */
   async rowCounts(categoryIds: number[]): Promise<Map<number, number>> {
     const counts = new Map<number, number>()
-    if (categoryIds.length === 0) return counts
-    const union = categoryIds
-      .map((id) => `SELECT ${id} AS id, COUNT(*) AS total FROM ${quoteId(rowTableName(id))}`)
-      .join(' UNION ALL ')
-    for (const row of await readQuery(union)) counts.set(Number(row.id), Number(row.total))
+    for (const ids of chunksOf(categoryIds, UNION_CHUNK)) {
+      const union = ids
+        .map((id) => `SELECT ${id} AS id, COUNT(*) AS total FROM ${quoteId(rowTableName(id))}`)
+        .join(' UNION ALL ')
+      for (const row of await readQuery(union)) counts.set(Number(row.id), Number(row.total))
+    }
     return counts
   }
 
@@ -122,4 +123,14 @@ export class TableDirectory {
     }
     return byForm
   }
+}
+
+/** Tables per UNION ALL statement: SQLite refuses more than 500 terms in one compound SELECT. */
+export const UNION_CHUNK = 200
+
+export function chunksOf<T>(items: T[], size: number): T[][] {
+  const chunks: T[][] = []
+  for (let start = 0; start < items.length; start += size)
+    chunks.push(items.slice(start, start + size))
+  return chunks
 }
