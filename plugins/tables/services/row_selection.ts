@@ -8,7 +8,7 @@ import { normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
 import { asIdList, asObject, flagOr } from '../lib/wire.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import type { TableScope } from './table_access.js'
-import { compileFilters } from './text_index.js'
+import { compileFilters, type TextIndexDriver } from './text_index.js'
 
 type Row = Record<string, any>
 
@@ -177,6 +177,44 @@ export class RowSelection {
       where.bindings
     )
     return Number(rows[0]?.total ?? 0)
+  }
+
+  /**
+   * How many rows a selection selects, counting at most `cap` + 1 (the read stops there): a
+   * figure above `cap` means "more than cap". A common match is counted in the time it takes
+   * to find cap + 1 of them, where COUNT(*) reads every row. `driver` (a text index's matches,
+   * text_index.ts `textIndexDriver`) makes the candidates the outer loop, so that a search
+   * held by few rows reads only those; when its index has gone meanwhile, the scan counts.
+   */
+  async countUpTo(
+    category: CategoryMeta,
+    selection: Selection,
+    cap: number,
+    driver: TextIndexDriver | null = null
+  ): Promise<number> {
+    const where = this.whereOf(selection)
+    const table = quoteId(rowTableName(category.id))
+    const limit = Math.floor(cap) + 1
+    const count = async (from: string, sql: string, bindings: unknown[]) => {
+      const rows = await readQuery(
+        `SELECT COUNT(*) AS total FROM (SELECT 1 AS one FROM ${from} ${sql} LIMIT ${limit}) c`,
+        bindings
+      )
+      return Number(rows[0]?.total ?? 0)
+    }
+    if (driver) {
+      const parts = [driver.where.sql, ...(where.sql ? [where.sql.replace(/^WHERE /, '')] : [])]
+      try {
+        return await count(driver.from(table), `WHERE ${parts.join(' AND ')}`, [
+          ...driver.where.bindings,
+          ...where.bindings,
+        ])
+      } catch (error) {
+        if (!/no such table/i.test(String((error as Error)?.message))) throw error
+        driver.forget()
+      }
+    }
+    return count(`${table} t`, where.sql, where.bindings)
   }
 
   /** The ids of the rows a selection selects, in its order (a view's row ids). */

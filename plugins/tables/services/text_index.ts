@@ -225,19 +225,54 @@ export async function compileFilters(
   return new FilterCompiler(fields, { ...context, textIndex }).compile(group)
 }
 
+/** `text` anywhere in `column` by LIKE alone (any case of ASCII letters, wildcards literal). */
+export const likeCondition = (column: string, text: string) => ({
+  sql: `t.${quoteId(column)} LIKE ? ESCAPE '!'`,
+  bindings: [`%${likeEscape(text)}%`] as unknown[],
+})
+
 /**
  * getReferenceFieldValues' search: `text` anywhere in `column` (LIKE, any case of ASCII
  * letters), through the index when it answers.
  */
 export async function containsCondition(field: FieldDef, column: string, text: string) {
-  const like = {
-    sql: `t.${quoteId(column)} LIKE ? ESCAPE '!'`,
-    bindings: [`%${likeEscape(text)}%`],
-  }
+  const like = likeCondition(column, text)
   const name = isTextIndexable(field, column) ? await probe(field.categoryId, column, text) : null
   if (!name) return like
   const index = textIndexCondition(name, text)
   return { sql: `${index.sql} AND ${like.sql}`, bindings: [...index.bindings, ...like.bindings] }
+}
+
+/**
+ * The rows of `column`'s text index that hold `text`, as the outer loop of a read (RowSelection
+ * `countUpTo`): `"<fts>" CROSS JOIN <row table> t ON t.id = "<fts>".rowid WHERE "<fts>" MATCH ?`.
+ * FTS5 hands its matches one by one, so a LIMIT stops the read after that many candidates that
+ * pass the rest of the WHERE (an `IN (SELECT rowid …)` reads them all before the first row).
+ * The read keeps its LIKE: the index only finds a superset. Null when there is no index or the
+ * pattern is too short for one (the read scans).
+ */
+export async function textIndexDriver(
+  field: FieldDef,
+  column: string,
+  text: string
+): Promise<TextIndexDriver | null> {
+  if (!isTextIndexable(field, column) || !indexablePattern(text)) return null
+  const indexed = await indexedColumns(field.categoryId)
+  if (!indexed.has(column)) return null
+  const name = quote(textIndexName(field.categoryId, column))
+  return {
+    from: (table: string) => `${name} CROSS JOIN ${table} t ON t.id = ${name}.rowid`,
+    where: { sql: `${name} MATCH ?`, bindings: [ftsPhrase(text)] },
+    forget: () => forgetTextIndexes(field.categoryId),
+  }
+}
+
+export interface TextIndexDriver {
+  /** The FROM clause over the row table `table` (already quoted), aliased `t`. */
+  from: (table: string) => string
+  where: { sql: string; bindings: unknown[] }
+  /** Forgets the cached index list (the index was dropped by another process meanwhile). */
+  forget: () => void
 }
 
 /** FTS5's integrity-check against the row table: throws when the index and the rows differ. */

@@ -1,5 +1,7 @@
 import { test } from '@japa/runner'
 import { login } from '#tests/helpers/users'
+import { REFERENCE_TOTAL_CAP } from '#plugins/tables/services/reference_values_service'
+import { indexedColumns, textIndexSupported } from '#plugins/tables/services/text_index'
 import { addField, addRows, caller, errorCode, makeBook, ok } from '../helpers/tables.js'
 
 /** Companies (name, country) and Deals with a link to Companies; a reader member. */
@@ -143,5 +145,97 @@ test.group('tables: getReferenceFieldValues', (group) => {
     assert.equal(refused.errorCode, 'NOT_FOUND')
     assert.notInclude(JSON.stringify(refused), 'Acme')
     ok(await fx.call('updateTable', { catId: fx.companies, rights: JSON.stringify({ select: 1 }) }))
+  })
+})
+
+/**
+ * `total` counts at most REFERENCE_TOTAL_CAP matches, or up to the page's end when it is
+ * further; beyond, it answers the cap and `totalCapped: true`. The page itself stays exact. On
+ * SQLite the count of a search reads the naming field's text index (a superset the LIKE
+ * narrows); each answer is checked against the rows written.
+ */
+test.group('tables: getReferenceFieldValues total past the cap', (group) => {
+  const COMMON = REFERENCE_TOTAL_CAP + 50
+  const RARE = 40
+  let fx: { call: ReturnType<typeof caller>; b_o: string; link: number; target: number }
+  let ids: number[]
+  let names: string[]
+  group.setup(async () => {
+    const book = await makeBook()
+    const call = caller(book.session)
+    const base = { b_o: book.b_o, b_c: book.b_c }
+    const target = ok(await call('createTable', { ...base, name: 'People' })).catId as number
+    const name = await addField(call, target, 'Name', 'shorttext')
+    // Common rows, a few rare ones among them, and names the text index folds but LIKE may not.
+    names = Array.from({ length: COMMON }, (_, i) =>
+      i % 26 === 5 && i / 26 < RARE ? `common rarity ${i}` : `common ${i}`
+    )
+    names.push('École one', 'école two', 'ÉCOLE three', 'Ecole four', 'ecole five')
+    ids = await addRows(
+      call,
+      names.map((text) => ({ [name]: text }))
+    )
+    const deals = ok(await call('createTable', { ...base, name: 'Deals' })).catId as number
+    const link = await addField(call, deals, 'Person', 'link', { linkCatId: target })
+    fx = { call, b_o: book.b_o, link, target }
+  })
+
+  const reference = async (params: Record<string, unknown>) =>
+    ok(
+      await fx.call('getReferenceFieldValues', {
+        b_o: fx.b_o,
+        fieldId: fx.link,
+        maxRows: 1000,
+        ...params,
+      })
+    )
+  const idsOf = (answer: Record<string, any>) => answer.values.map((value: any) => value.id)
+
+  test('without a search, more rows than the cap answer the cap and totalCapped', async ({
+    assert,
+  }) => {
+    const first = await reference({ maxRows: 100 })
+    assert.deepEqual(idsOf(first), ids.slice(0, 100))
+    assert.equal(first.total, REFERENCE_TOTAL_CAP)
+    assert.isTrue(first.totalCapped)
+    // A page past the cap: it is read whole, and the count goes as far as its end.
+    const late = await reference({ offset: COMMON, maxRows: 100 })
+    assert.deepEqual(idsOf(late), ids.slice(COMMON))
+    assert.equal(late.total, ids.length)
+    assert.isFalse(late.totalCapped)
+  })
+
+  test('a common search is capped, its pages exact', async ({ assert }) => {
+    const common = names.flatMap((text, i) => (text.startsWith('common') ? [ids[i]] : []))
+    assert.lengthOf(common, COMMON)
+    const indexed = await indexedColumns(fx.target)
+    assert.equal(indexed.size > 0, textIndexSupported())
+    const first = await reference({ search_string: 'COMMON' })
+    assert.deepEqual(idsOf(first), common.slice(0, 1000))
+    assert.equal(first.total, REFERENCE_TOTAL_CAP)
+    assert.isTrue(first.totalCapped)
+    const last = await reference({ search_string: 'common', offset: 1000, maxRows: 100 })
+    assert.deepEqual(idsOf(last), common.slice(1000))
+    assert.equal(last.total, COMMON)
+    assert.isFalse(last.totalCapped)
+  })
+
+  test('a selective search counts exactly, as many as its rows', async ({ assert }) => {
+    const rare = names.flatMap((text, i) => (text.includes('rarity') ? [ids[i]] : []))
+    assert.lengthOf(rare, RARE)
+    const answer = await reference({ search_string: 'Rarity' })
+    assert.deepEqual(idsOf(answer), rare)
+    assert.equal(answer.total, RARE)
+    assert.isFalse(answer.totalCapped)
+    const page = await reference({ search_string: 'rarity', offset: 30, maxRows: 5 })
+    assert.deepEqual(idsOf(page), rare.slice(30, 35))
+    assert.equal(page.total, RARE)
+    for (const search of ['école', 'ÉCOLE', 'cole', 'ecole', 'rarity 5', 'zzz', '%', 'ar']) {
+      const found = await reference({ search_string: search })
+      assert.equal(found.total, found.values.length, search)
+      assert.isFalse(found.totalCapped, search)
+    }
+    const none = await reference({ search_string: 'nowhere' })
+    assert.deepEqual([none.values, none.total, none.totalCapped], [[], 0, false])
   })
 })
