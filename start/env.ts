@@ -26,7 +26,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   QUIRE_API_VERSION: Env.schema.string.optional(),
   /** Environment path prefixes api.php and the /live routes are served under: `live,dev`. */
   QUIRE_URL_PREFIXES: Env.schema.string.optional(),
-  /** api.php served ahead of the router (docs/performance.md); false: through the router. */
+  /** api.php served ahead of the router (README, "The per-request path"); false: the router's route. */
   QUIRE_API_FAST_PATH: Env.schema.boolean.optional(),
   /** Folder holding the embedded database and other local state; created when missing. */
   DATA_DIR: Env.schema.string.optional(),

@@ -1,6 +1,8 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import { inject } from '@adonisjs/core'
 import app from '@adonisjs/core/services/app'
 import logger from '@adonisjs/core/services/logger'
+import server from '@adonisjs/core/services/server'
 import type { HttpContext } from '@adonisjs/core/http'
 import {
   mergeParams,
@@ -12,6 +14,9 @@ import {
 } from '#core/rpc/params'
 import { Dispatcher } from '#core/rpc/dispatcher'
 import { startUploadSweeper } from '#core/rpc/upload_temp'
+import { serveApiAhead } from '#core/http/node_server'
+import quireConfig from '#config/quire'
+import env from '#start/env'
 
 /**
  * Largest urlencoded/JSON body; and largest total of file parts written before the body names
@@ -24,6 +29,11 @@ const MAX_FILES_BEFORE_REQ = 200 * 1024 * 1024
  * `/live/api.php`: GET or POST, parameters from the query string and a
  * urlencoded, multipart or JSON body. The answer is always HTTP 200 with
  * Content-Type exactly `application/json` (one client compares the string).
+ *
+ * Two doors, one answer: `handleNode` serves the request straight from Node's
+ * server, ahead of the router (node_server.ts serveApiAhead; QUIRE_API_FAST_PATH=false
+ * turns it off), and `handle` is the router's route. Both run `answer` and write the
+ * same status and headers.
  */
 @inject()
 export default class ApiController {
@@ -38,25 +48,77 @@ export default class ApiController {
     }
     if (app.getEnvironment() !== 'console')
       startUploadSweeper((error) => logger.warn({ err: error }, 'upload temp folder sweep failed'))
+    if (env.get('QUIRE_API_FAST_PATH', true)) {
+      serveApiAhead(
+        quireConfig.urlPrefixes.map((prefix) => `${prefix}/api.php`),
+        (req, res) =>
+          this.handleNode(req, res).catch((error) => {
+            // Only writing the answer can fail here (answer() never throws): as the router's
+            // response writer does, log it and end the exchange.
+            logger.fatal({ err: error }, 'api.php: the answer could not be written')
+            if (!res.headersSent) res.writeHead(500)
+            res.end()
+          })
+      )
+    }
   }
 
-  async handle({ request, response }: HttpContext) {
-    const nodeRequest = request.request
+  /** The answer's JSON text: every failure is a `nok` envelope, nothing is thrown. */
+  async answer(nodeRequest: IncomingMessage, ip: string): Promise<string> {
     const query = parseQuery(nodeRequest.url)
     let parsed: ParsedRequest | null = null
     let body: Record<string, unknown>
     try {
       parsed = await parseBody(nodeRequest, this.limits, query)
       const params = mergeParams(query, parsed.params)
-      body = await this.dispatcher.dispatch({ params, files: parsed.files, ip: request.ip() })
+      body = await this.dispatcher.dispatch({ params, files: parsed.files, ip })
     } catch (error) {
       body = this.dispatcher.failure(operationName(query), error)
     } finally {
-      await parsed?.cleanup()
+      await parsed?.cleanup().catch((error) => {
+        logger.warn({ err: error }, 'api.php: an upload temp file could not be removed')
+      })
     }
+    try {
+      return JSON.stringify(body)
+    } catch (error) {
+      return JSON.stringify(this.dispatcher.failure(operationName(query), error))
+    }
+  }
+
+  /** The router's route. */
+  async handle({ request, response }: HttpContext) {
+    const text = await this.answer(request.request, request.ip())
     response.status(200)
     response.header('Content-Type', 'application/json')
     response.header('Cache-Control', 'no-store')
-    response.send(JSON.stringify(body))
+    response.send(text)
   }
+
+  /**
+   * Ahead of the router: the headers AdonisJS's Response writes for `handle` (lower-case
+   * names, this order, the request's X-Request-Id echoed), and the client address as
+   * Request.ip() finds it (TRUSTED_PROXIES).
+   */
+  async handleNode(req: IncomingMessage, res: ServerResponse) {
+    const text = await this.answer(req, clientAddress(req, res))
+    const headers: OutgoingHttpHeaders = {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+    }
+    const requestId = req.headers['x-request-id']
+    if (requestId) headers['x-request-id'] = requestId
+    headers['content-length'] = String(Buffer.byteLength(text))
+    res.writeHead(200, headers)
+    res.end(text)
+  }
+}
+
+/**
+ * Request.ip(): without X-Forwarded-For, proxy-addr answers the socket's address without asking
+ * the trust function; with one, AdonisJS's own Request answers (config/app.ts trustProxy).
+ */
+function clientAddress(req: IncomingMessage, res: ServerResponse): string {
+  if (!req.headers['x-forwarded-for']) return req.socket.remoteAddress as string
+  return server.createRequest(req, res).ip()
 }

@@ -53,14 +53,50 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex) {
   setTimeout(() => socket.destroy(), LINGER_MS).unref()
 }
 
+type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown
+
+/** The methods the router's api.php route takes (router.any): any other goes to the router. */
+const API_METHODS = new Set(['HEAD', 'OPTIONS', 'GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** api.php ahead of the router (ApiController registers it): the paths it serves, and how. */
+let apiAhead: { paths: Set<string>; handle: NodeHandler } | null = null
+let apiAheadOn = true
+
+/**
+ * Serves `paths` (each as written and with a trailing slash, as the router matches them) with
+ * `handle`, ahead of the framework's handler: a small api.php call then costs no HttpContext,
+ * router lookup or middleware runner (README, "The per-request path"). Only exact paths are
+ * taken; any other spelling the router might accept still reaches it.
+ */
+export function serveApiAhead(paths: string[], handle: NodeHandler) {
+  apiAhead = { paths: new Set(paths.flatMap((path) => [path, `${path}/`])), handle }
+}
+
+/** Turns the path ahead of the router on or off (tests compare both); answers the previous state. */
+export function useApiAhead(on: boolean): boolean {
+  const before = apiAheadOn
+  apiAheadOn = on
+  return before
+}
+
+function takesApi(req: IncomingMessage, url: string): boolean {
+  if (apiAhead === null || !apiAheadOn || !API_METHODS.has(req.method ?? '')) return false
+  const queryAt = url.indexOf('?')
+  return apiAhead.paths.has(queryAt === -1 ? url : url.slice(0, queryAt))
+}
+
 /**
  * The Node HTTP server of the application (bin/server.ts, and the test
  * server): the framework's handler, behind one path repair that must happen
- * before routing.
+ * before routing, and api.php served ahead of it (serveApiAhead).
  */
-export function createQuireServer(handler: (req: IncomingMessage, res: ServerResponse) => unknown) {
+export function createQuireServer(handler: NodeHandler) {
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    if (req.url) req.url = collapseSlashes(req.url)
+    if (req.url) {
+      const url = collapseSlashes(req.url)
+      req.url = url
+      if (takesApi(req, url)) return apiAhead!.handle(req, res)
+    }
     return handler(req, res)
   })
   server.on('clientError', answerClientError)
