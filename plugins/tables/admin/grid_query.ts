@@ -237,9 +237,7 @@ export function selectionOf(
     )
   let none = false
   if (query.search) {
-    const searched = category.fields.filter(
-      (field) => SEARCHED_KINDS.has(kindOf(field)) && !isEncrypted(field)
-    )
+    const searched = searchedFields(category)
     none = searched.length === 0
     filters.push(
       nested(
@@ -256,6 +254,11 @@ export function selectionOf(
     ? { applyViewFilters: { filterGroup: { operator: 'and' as const, filters } } }
     : undefined
   return { filterRowIds, none }
+}
+
+/** The fields a search looks into (`contains`): text, choices, links and people, not encrypted. */
+export function searchedFields(category: CategoryMeta): FieldDef[] {
+  return category.fields.filter((field) => SEARCHED_KINDS.has(kindOf(field)) && !isEncrypted(field))
 }
 
 function nested(operator: 'and' | 'or', filters: FilterSpec[]): FilterSpec {

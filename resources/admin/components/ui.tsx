@@ -321,3 +321,7 @@ export const formatDate = (value: string | number | null) =>
   value === null
     ? '—'
     : new Date(value).toLocaleString('en-GB', { dateStyle: 'short', timeStyle: 'short' })
+
+/** A count and its word: `1 field`, `2 fields`, `1,000 entries` (irregular plurals given). */
+export const counted = (count: number, word: string, plural = `${word}s`) =>
+  `${count.toLocaleString('en')} ${count === 1 ? word : plural}`

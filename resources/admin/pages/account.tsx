@@ -2,6 +2,7 @@ import { Head, router, useForm } from '@inertiajs/react'
 import {
   Card,
   ConfirmButton,
+  counted,
   FieldError,
   FormErrors,
   ServerList,
@@ -59,7 +60,7 @@ export default function Account(props: Props) {
           {twoFactor.enrolled ? (
             <>
               <p data-testid="totp-state">
-                Set up. {twoFactor.recoveryCodesLeft} recovery code(s) left.
+                Set up. {counted(twoFactor.recoveryCodesLeft, 'recovery code')} left.
               </p>
               <ConfirmButton
                 label="New recovery codes"

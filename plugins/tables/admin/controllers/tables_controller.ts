@@ -10,7 +10,15 @@ import { refusalAsFormError, validatedBody } from '#admin/forms'
 import { listQuery } from '#admin/list_query'
 import { TableDirectory } from '../table_directory.js'
 import { GridFeed, GRID_CHANNEL } from '../grid_feed.js'
-import { gridColumn, gridQuery, PAGE_SIZES, selectionOf, type GridQuery } from '../grid_query.js'
+import {
+  gridColumn,
+  gridQuery,
+  PAGE_SIZES,
+  searchedFields,
+  selectionOf,
+  type GridQuery,
+} from '../grid_query.js'
+import { GridSearch, type BuiltIndex } from '../grid_search.js'
 import { csvLine, csvFileName } from '../csv.js'
 import { cellDisplay, changeDisplay } from '../grid_cells.js'
 import { ValuesService } from '../../services/values_service.js'
@@ -19,6 +27,8 @@ import { CommentsService } from '../../services/comments_service.js'
 import { HistoryService } from '../../services/history_service.js'
 import { TableAccess } from '../../services/table_access.js'
 import { TableExport } from '../../services/table_export.js'
+import { RowSelection } from '../../services/row_selection.js'
+import { sqlColumnOf } from '../../lib/field_types.js'
 import { categoryOfRowId, ROW_ID_SPACE } from '../../services/schema_service.js'
 
 const BOOKS_PER_PAGE = 20
@@ -58,7 +68,9 @@ export default class TablesController {
     private history: HistoryService,
     private access: TableAccess,
     private tableExport: TableExport,
-    private users: UserService
+    private users: UserService,
+    private selection: RowSelection,
+    private search: GridSearch
   ) {}
 
   async index({ inertia, request }: HttpContext) {
@@ -118,43 +130,78 @@ export default class TablesController {
   }
 
   /**
-   * One page of the grid: the count and the rows of the same filterRowIds, read by the
-   * services of computeTableOperation and getTableValues. A page past the last is the last;
-   * a filter the compiler refuses is shown with no rows.
+   * One page of the grid: the count and the rows of the same selection (RowSelection, as
+   * computeTableOperation's count and getTableValues' page read it: filterRowIds compiled by
+   * the view filter compiler), then that page's rows shaped by ValuesService.page. The
+   * search is narrowed to the rows the indexes name and a sort of a big table reads its
+   * column's index (GridSearch: same rows, without a full scan). A page past the last is the
+   * last; a filter the compiler refuses is shown with no rows.
    */
   private async page(reader: Actor, found: Found, query: GridQuery) {
     const { category } = found
     const { filterRowIds, none } = selectionOf(query, category)
-    const empty = { items: [], total: 0, page: 1, perPage: query.perPage, search: query.search }
+    const empty = {
+      items: [],
+      total: 0,
+      page: 1,
+      perPage: query.perPage,
+      search: query.search,
+      built: [] as BuiltIndex[],
+    }
     if (none) return { ...empty, error: null }
     try {
-      const counted = await this.values.compute(reader, {
-        catId: category.id,
-        operation: 'count',
-        filterRowIds,
-      })
-      const total = counted.result
+      const scope = await this.access.forCategory(reader, category.id, 'read')
+      const selection = await this.selection.selection(scope, reader, filterRowIds)
+      const built: BuiltIndex[] = []
+      const sorted = category.fields.find((field) => field.id === query.sort)
+      const sortColumn = sorted ? sqlColumnOf(sorted) : null
+      if (sorted && sortColumn) {
+        const index = await this.search.ensureIndex(category, sorted, sortColumn)
+        if (index) built.push(index)
+      }
+      if (query.search) {
+        const narrowed = await this.search.candidates(
+          category,
+          searchedFields(category),
+          query.search
+        )
+        if (narrowed) {
+          selection.where.push(narrowed.where)
+          built.push(...narrowed.built)
+        }
+      }
+      const total = await this.selection.count(category, selection)
       const page = Math.min(query.page, Math.max(1, Math.ceil(total / query.perPage)))
-      const answer = await this.values.tableValues(reader, {
-        catId: category.id,
+      const pageRows = await this.selection.selectRows(category, selection, {
         offset: (page - 1) * query.perPage,
-        maxRows: query.perPage,
-        format: 'rows',
-        filterRowIds,
+        limit: query.perPage,
       })
-      const values = answer.tableValues as {
+      const ids = pageRows.map((row) => Number(row.id))
+      const answer = ids.length
+        ? await this.values.page(reader, scope, {
+            format: 'rows',
+            filterRowIds: { row_ids: ids },
+            maxRows: ids.length,
+          })
+        : null
+      const values = (answer?.tableValues ?? { rows: [] }) as {
         rows: { id: number; fields: Record<string, { value: unknown; text?: string }> }[]
       }
+      const byId = new Map(values.rows.map((row) => [row.id, row]))
       return {
-        items: values.rows.map((row) => ({
-          id: row.id,
-          number: rowNumber(row.id),
-          cells: category.fields.map((field) => cellDisplay(field, row.fields[field.name])),
-        })),
+        items: ids
+          .map((id) => byId.get(id))
+          .filter((row) => row !== undefined)
+          .map((row) => ({
+            id: row.id,
+            number: rowNumber(row.id),
+            cells: category.fields.map((field) => cellDisplay(field, row.fields[field.name])),
+          })),
         total,
         page,
         perPage: query.perPage,
         search: query.search,
+        built,
         error: null,
       }
     } catch (error) {

@@ -1,7 +1,7 @@
 import { Head, Link, router, usePage } from '@inertiajs/react'
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
 import { Transmit } from '@adonisjs/transmit-client'
-import { Card } from '@console/components/ui'
+import { Card, counted } from '@console/components/ui'
 import type { SharedProps } from '@console/components/layout'
 import { EditableCell } from './grid/editable_cell'
 import { ColumnPicker, FilterEditor } from './grid/filter_editor'
@@ -143,7 +143,7 @@ export default function TableShow(props: GridProps) {
       </nav>
       <h1>{table.name}</h1>
       <p className="muted small">
-        {fields.length} fields ·{' '}
+        {counted(fields.length, 'field')} ·{' '}
         {views.length ? `views: ${views.map((view) => view.name).join(', ')}` : 'no view'} ·{' '}
         <span role="status">
           {following ? 'cells follow changes live' : 'live changes not connected'}
@@ -230,6 +230,16 @@ export default function TableShow(props: GridProps) {
       {open === 'filters' && <FilterEditor id="grid-filters" fields={fields} query={query} />}
       {open === 'columns' && (
         <ColumnPicker id="grid-columns" fields={fields} hidden={hidden} onChange={setHidden} />
+      )}
+      {rows.built.length > 0 && (
+        <p className="info-box small" role="status" data-index-built>
+          {rows.built
+            .map(
+              (index) => `An index on ${index.field} was built (${(index.ms / 1000).toFixed(1)} s)`
+            )
+            .join('; ')}
+          : this table is big, and sorting or searching it reads the index from now on.
+        </p>
       )}
       {rows.error && (
         <p className="error-box" role="alert" data-filter-error>

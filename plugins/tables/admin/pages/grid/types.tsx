@@ -42,6 +42,8 @@ export interface GridRows {
   page: number
   perPage: number
   search: string
+  /** Indexes this read built (a sort or a search of a big table, on first use). */
+  built: { field: string; ms: number }[]
   error: string | null
 }
 
