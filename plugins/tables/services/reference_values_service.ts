@@ -118,12 +118,12 @@ export class ReferenceValuesService {
     const offset = Math.max(0, input.offset ?? 0)
     const rows = await this.rowSelection.selectRows(category, selection, { offset, limit })
     const cap = Math.max(REFERENCE_TOTAL_CAP, offset + limit)
-    const total = await this.rowSelection.countUpTo(
-      category,
-      counted.selection,
-      cap,
-      counted.driver
-    )
+    // A short page is the last one: it tells the total without a second read (a search few
+    // rows hold, where no text index answers, scanned the table twice: page, then count).
+    const last = rows.length < limit && (rows.length > 0 || offset === 0)
+    const total = last
+      ? offset + rows.length
+      : await this.rowSelection.countUpTo(category, counted.selection, cap, counted.driver)
     return {
       sstamp,
       fieldId: field.id,

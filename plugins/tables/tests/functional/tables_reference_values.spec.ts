@@ -230,6 +230,9 @@ test.group('tables: getReferenceFieldValues total past the cap', (group) => {
     const page = await reference({ search_string: 'rarity', offset: 30, maxRows: 5 })
     assert.deepEqual(idsOf(page), rare.slice(30, 35))
     assert.equal(page.total, RARE)
+    // Past the end: no rows, the total still counted.
+    const beyond = await reference({ search_string: 'rarity', offset: 100, maxRows: 5 })
+    assert.deepEqual([beyond.values, beyond.total, beyond.totalCapped], [[], RARE, false])
     for (const search of ['école', 'ÉCOLE', 'cole', 'ecole', 'rarity 5', 'zzz', '%', 'ar']) {
       const found = await reference({ search_string: search })
       assert.equal(found.total, found.values.length, search)
