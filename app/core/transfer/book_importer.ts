@@ -172,7 +172,7 @@ export class BookImporter {
     let done = 0
     for (const member of members) {
       this.progress(book, 'members', done++, members.length)
-      if (bookState.members[member.u_c] !== undefined) continue
+      if (bookState.members[member.u_c]) continue
       const right = Math.max(1, Math.min(member.right || 2, MAX_INVITED_RIGHT))
       try {
         await this.local.call('inviteMember', { ...bookState.local, member: member.u_c, right })
@@ -326,7 +326,7 @@ export class BookImporter {
     }
     if (!tables) return
     const categories = [...tables.categories].sort((a, b) => int(a.order) - int(b.order))
-    const defaults = new Map<number, { viewId: number; tabId: number }>()
+    const defaults = (bookState.defaults ??= {})
     for (const category of categories) {
       if (bookState.categories[category.id]) continue
       const answer = await this.local.call('createTable', {
@@ -336,7 +336,7 @@ export class BookImporter {
         code: category.code || undefined,
       })
       bookState.categories[category.id] = int(answer.catId)
-      defaults.set(category.id, { viewId: int(answer.viewId), tabId: int(answer.tabId) })
+      defaults[category.id] = { viewId: int(answer.viewId), tabId: int(answer.tabId) }
       await this.state.save()
       await this.wrote('tables')
     }
@@ -344,7 +344,7 @@ export class BookImporter {
       for (const category of categories) await this.copyFields(book, bookState, category, late)
     }
     for (const category of categories) {
-      await this.copyViews(book, bookState, category, defaults.get(category.id)?.viewId)
+      await this.copyViews(book, bookState, category, defaults[category.id] ?? {})
     }
     await this.copyTabs(book, bookState, tables, defaults)
     await this.state.save()
@@ -403,7 +403,7 @@ export class BookImporter {
     book: SourceBook,
     bookState: BookState,
     category: SourceTables['categories'][number],
-    defaultView: number | undefined
+    fresh: { viewId?: number }
   ) {
     const catId = bookState.categories[category.id]
     const views: Record<string, any>[] = category.views ?? []
@@ -424,9 +424,10 @@ export class BookImporter {
           : undefined,
       }
       try {
-        if (index === 0 && defaultView) {
-          await this.local.call('updateView', { ...params, viewId: defaultView })
-          bookState.views[view.id] = defaultView
+        if (index === 0 && fresh.viewId) {
+          await this.local.call('updateView', { ...params, viewId: fresh.viewId })
+          bookState.views[view.id] = fresh.viewId
+          delete fresh.viewId
         } else {
           const answer = await this.local.call('createView', { ...params, catId })
           bookState.views[view.id] = int(answer.viewId)
@@ -444,9 +445,8 @@ export class BookImporter {
     book: SourceBook,
     bookState: BookState,
     tables: SourceTables,
-    defaults: Map<number, { viewId: number; tabId: number }>
+    defaults: BookState['defaults']
   ) {
-    const usedDefault = new Set<number>()
     for (const tab of tables.tabs ?? []) {
       if (bookState.tabs[tab.id]) continue
       const catId = bookState.categories[tab.category_id]
@@ -457,12 +457,12 @@ export class BookImporter {
         order: tab.order,
         hidden: Boolean(tab.hidden),
       }
-      const fresh = defaults.get(tab.category_id)
+      const fresh = defaults[tab.category_id]
       try {
-        if (fresh && !usedDefault.has(tab.category_id)) {
-          usedDefault.add(tab.category_id)
+        if (fresh?.tabId) {
           await this.local.call('updateTab', { ...params, tabId: fresh.tabId })
           bookState.tabs[tab.id] = fresh.tabId
+          delete fresh.tabId
         } else {
           const answer = await this.local.call('createTab', { ...params, catId })
           bookState.tabs[tab.id] = int(answer.tabId)

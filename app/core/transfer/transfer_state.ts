@@ -22,6 +22,11 @@ export interface BookState {
   comments: Record<string, number>
   /** `<field>:<row>` -> the comment summary stamp last copied */
   cells: Record<string, number>
+  /**
+   * The view and tab createTable made for a table, until a source view or tab takes them
+   * (kept here so a run interrupted in between does not make another view).
+   */
+  defaults: Record<string, { viewId?: number; tabId?: number }>
   complete: boolean
 }
 
@@ -48,6 +53,7 @@ export function emptyBookState(local: { b_o: string; b_c: string }): BookState {
     rows: {},
     comments: {},
     cells: {},
+    defaults: {},
     complete: false,
   }
 }
