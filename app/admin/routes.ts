@@ -69,6 +69,14 @@ export async function registerConsole(router: Router, app: ApplicationService) {
           router.get('/admin/plugins', [PluginsController, 'index']).as('console.plugins')
           router.get('/admin/health', [HealthController, 'show']).as('console.health')
           router.post('/admin/health/jobs/:id/retry', [HealthController, 'retryJob'])
+        })
+        // The right the navigation asks for these pages guards their routes too (an address
+        // typed by hand is the "Not allowed" page, as a link that is not offered would be).
+        .use(middleware.console({ permission: 'admin' }))
+
+      // Their own account: any administrator.
+      router
+        .group(() => {
           router.get('/admin/account', [AccountController, 'show']).as('console.account')
           router.post('/admin/account/totp', [AccountController, 'startTotp'])
           router.post('/admin/account/totp/confirm', [AccountController, 'confirmTotp'])
