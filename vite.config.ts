@@ -21,6 +21,7 @@ export default defineConfig({
     assetsDir: '.',
     assetsInlineLimit: 0,
     chunkSizeWarningLimit: 800,
-    rollupOptions: { input: 'resources/admin/app.tsx' },
+    // resources/docs: the /docs page (Scalar's API reference, docs/api-reference.md).
+    rollupOptions: { input: ['resources/admin/app.tsx', 'resources/docs/app.ts'] },
   },
 })

@@ -13,6 +13,7 @@ import ApiController from '#core/http/api_controller'
 import quireConfig from '#config/quire'
 import { registerConsole } from '#admin/routes'
 import { readiness } from '#core/http/readiness'
+import { registerReferenceRoutes } from '#core/reference/routes'
 
 // Made once, and called from a closure rather than [controller, method]: the container's
 // per-request construction and method injection cost a measurable share of a small call.
@@ -37,6 +38,9 @@ router.get('/health/ready', async ({ response }) => {
   response.status(state.status === 'ok' ? 200 : 503)
   return state
 })
+
+// The API reference (/live/openapi.json, /live/asyncapi.json, /docs) and the MCP endpoint (/live/mcp).
+await registerReferenceRoutes(router, app)
 
 // The admin console (/admin) and `/`, which leads to it: their middleware stays on their group.
 await registerConsole(router, app)

@@ -11,6 +11,8 @@ export default definePlugin({
   version: '0.1.0',
   description:
     'Authentication service: password + TOTP login, JWT and refresh tokens, revoke-others',
+  // Descriptions and examples for the API reference and MCP tools (docs/api-reference.md).
+  reference: () => import('./reference.js'),
   provider: () => import('./provider.js'),
   routes: () => import('./routes.js'),
   // No console pages of its own: its part of the dashboard, and its panel on the user page.

@@ -39,6 +39,8 @@ export default definePlugin({
     updateBookParam: () => import('./socket/update_book_param.js'),
     updateUserInfo: () => import('./socket/update_user_info.js'),
   },
+  // Descriptions and examples for the API reference and MCP tools (docs/api-reference.md).
+  reference: () => import('./reference.js'),
   realtime: () => import('./socket/realtime.js'),
   userInfo: () => import('./user_info.js'),
   demo: () => import('./database/demo.js'),

@@ -16,6 +16,8 @@ export default definePlugin({
   routes: () => import('./routes.js'),
   // SMS queued in one process wake the Android event streams held by the others.
   realtime: () => import('./services/android_realtime.js'),
+  // Descriptions and examples for the API reference and MCP tools (docs/api-reference.md).
+  reference: () => import('./reference.js'),
   provider: () => import('./provider.js'),
   // Console pages (/admin/gateways): admin/routes.ts, admin/pages/*.tsx.
   admin: {

@@ -19,6 +19,8 @@ export default definePlugin({
     'media.purge': () => import('./jobs/purge.js'),
   },
   // Deletions reach the other instances' caches of file rows (socket/realtime.ts).
+  // Descriptions and examples for the API reference and MCP tools (docs/api-reference.md).
+  reference: () => import('./reference.js'),
   realtime: () => import('./socket/realtime.js'),
   routes: () => import('./routes.js'),
   provider: () => import('./provider.js'),

@@ -55,6 +55,8 @@ export default definePlugin({
   socket: {
     13: () => import('./socket/update_table_value.js'),
   },
+  // Descriptions and examples for the API reference and MCP tools (docs/api-reference.md).
+  reference: () => import('./reference.js'),
   realtime: () => import('./socket/realtime.js'),
   provider: () => import('./provider.js'),
   // Console pages (/admin/tables): admin/routes.ts, admin/pages/*.tsx.

@@ -17,6 +17,8 @@ export default definePlugin({
     updateWebhook: () => import('./operations/update_webhook.js'),
   },
   // Registers the `webhook` outbox channel and its part in the in-transaction topics.
+  // Descriptions and examples for the API reference and MCP tools (docs/api-reference.md).
+  reference: () => import('./reference.js'),
   provider: () => import('./provider.js'),
   // Console pages (/admin/webhooks): admin/routes.ts, admin/pages/*.tsx.
   admin: {

@@ -16,6 +16,8 @@ export default definePlugin({
     getOrCreateSessKey: () => import('./get_or_create_sess_key.js'),
     getUserInfo: () => import('./get_user_info.js'),
   },
+  // Descriptions and examples for the API reference and MCP tools (docs/api-reference.md).
+  reference: () => import('./reference.js'),
   jobs: {
     'core.probe': () => import('#core/jobs/probe_job'),
     // One attempt of one outbox delivery (docs/outbox.md).

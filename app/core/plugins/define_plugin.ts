@@ -6,6 +6,7 @@ import type { SettingDeclaration } from '#core/settings/types'
 import type { Paged, PageRequest } from '#core/paging'
 import type User from '#models/user'
 import type { AuditActor } from '#core/audit/audit_log'
+import type { PluginReference } from '#core/reference/types'
 
 /** A lazily imported module whose default export is T (keeps boot cheap: nothing loads until used). */
 export type LazyDefault<T> = () => Promise<{ default: T }>
@@ -62,6 +63,11 @@ export interface PluginManifest {
   routes?: LazyDefault<PluginRoutes>
   /** Demo data for `npm start` on a fresh install; receives the demo admin's user id. */
   demo?: LazyDefault<(context: { adminId: number }) => Promise<void>>
+  /**
+   * What the API reference, AsyncAPI document and MCP tools say of the plugin's
+   * operations, socket messages and HTTP routes (docs/api-reference.md).
+   */
+  reference?: LazyDefault<PluginReference>
   /** The plugin's provider class: binds its services and takes part in the app's phases. */
   provider?: LazyDefault<PluginProviderClass>
   /** Pages of the admin console (README "Console": adding a page). */
