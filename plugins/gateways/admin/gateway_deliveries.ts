@@ -72,6 +72,66 @@ function aboutOf(payload: string): string {
   return parts.join(' · ')
 }
 
+/** A push device's type in plain words (updatePushId's deviceType). */
+const DEVICE_WORDS: Record<string, string> = {
+  gcm_rid: 'Android phone',
+  gcm_nk: 'Android device group',
+  ios_dt: 'iPhone',
+  ios_dt_v2: 'iPhone',
+  bb_dt: 'BlackBerry',
+  win_uri: 'Windows Phone',
+  web_push: 'web browser',
+}
+
+const personOf = (row: { first_name?: string | null; last_name?: string | null; code: string }) => {
+  const name = `${row.first_name ?? ''} ${row.last_name ?? ''}`.trim()
+  return name ? `${name} (${row.code})` : row.code
+}
+
+/**
+ * Who a delivery goes to, in words: the outbox records `device:<id>` (a push), `user:<id>` (a
+ * web alarm), `message:<id>` (a due reminder, fanned out later) or an e-mail address. Devices
+ * and users of a page are read in one query each.
+ */
+async function recipientsInWords(recipients: string[]): Promise<Map<string, string>> {
+  const ids = (prefix: string) => [
+    ...new Set(
+      recipients
+        .filter((recipient) => recipient.startsWith(prefix))
+        .map((recipient) => Number(recipient.slice(prefix.length)))
+        .filter((id) => Number.isSafeInteger(id))
+    ),
+  ]
+  const deviceIds = ids('device:')
+  const userIds = ids('user:')
+  const devices = deviceIds.length
+    ? await db
+        .from('gateways_push_devices as d')
+        .join('users as u', 'u.id', 'd.user_id')
+        .whereIn('d.id', deviceIds)
+        .select('d.id', 'd.device_type', 'u.code', 'u.first_name', 'u.last_name')
+    : []
+  const users = userIds.length
+    ? await db.from('users').whereIn('id', userIds).select('id', 'code', 'first_name', 'last_name')
+    : []
+  const words = new Map<string, string>()
+  for (const device of devices)
+    words.set(
+      `device:${device.id}`,
+      `${DEVICE_WORDS[device.device_type] ?? 'Device'} of ${personOf(device)}`
+    )
+  for (const user of users) words.set(`user:${user.id}`, `${personOf(user)}, in the web app`)
+  for (const recipient of recipients) {
+    if (words.has(recipient)) continue
+    if (recipient.startsWith('device:')) words.set(recipient, 'A device no longer registered')
+    else if (recipient.startsWith('user:')) words.set(recipient, 'A deleted user')
+    else if (recipient.startsWith('message:'))
+      words.set(recipient, 'The people the reminder of a message is for')
+    else words.set(recipient, recipient)
+  }
+  return words
+}
+
 const epoch = (value: unknown) => (value === null || value === undefined ? null : Number(value))
 
 /** A delivery row as the console shows it. */
@@ -80,6 +140,8 @@ function deliveryView(row: any) {
     id: Number(row.id),
     channel: row.channel as string,
     recipient: row.recipient as string,
+    /** `recipient` in words (recipientsInWords); the raw value is what the search matches. */
+    to: row.recipient as string,
     eventType: row.event_type as string,
     about: aboutOf(String(row.payload)),
     state: row.state as DeliveryState,
@@ -93,6 +155,12 @@ function deliveryView(row: any) {
   }
 }
 
+/** Deliveries with their `to` in words. */
+async function inWords<View extends { recipient: string; to: string }>(views: View[]) {
+  const words = await recipientsInWords(views.map((view) => view.recipient))
+  return views.map((view) => ({ ...view, to: words.get(view.recipient) ?? view.recipient }))
+}
+
 /**
  * The gateways plugin's outgoing deliveries in the kernel outbox (push, mail, reminders)
  * for the console: listed by channel and state, their attempts, and a retry
@@ -103,17 +171,18 @@ export class GatewayDeliveries {
   constructor(private outbox: OutboxService) {}
 
   /** Newest first; searched by recipient or event type. */
-  list(filter: DeliveryFilter) {
+  async list(filter: DeliveryFilter) {
     const query = db.from(DELIVERIES).whereIn('channel', GATEWAY_CHANNELS)
     if (filter.channel) query.where('channel', filter.channel)
     if (filter.state) query.where('state', filter.state)
     whereContains(query, filter.search, ['recipient', 'event_type'])
-    return readPage(
+    const page = await readPage(
       query,
       filter,
-      (page) => page.orderBy('id', 'desc').select(COLUMNS),
+      (rows) => rows.orderBy('id', 'desc').select(COLUMNS),
       deliveryView
     )
+    return { ...page, items: await inWords(page.items) }
   }
 
   /** Deliveries in each state, per channel (the pages' summary). */
@@ -134,7 +203,9 @@ export class GatewayDeliveries {
   /** One of the plugin's deliveries, or null. */
   async find(id: number) {
     const row = await this.outbox.find(id)
-    return row && GATEWAY_CHANNELS.includes(row.channel) ? deliveryView(row) : null
+    if (!row || !GATEWAY_CHANNELS.includes(row.channel)) return null
+    const [view] = await inWords([deliveryView(row)])
+    return view
   }
 
   /** A delivery's attempts, oldest first (outcome, provider status, answer excerpt, error, duration). */

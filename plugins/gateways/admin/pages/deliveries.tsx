@@ -5,6 +5,8 @@ export interface Delivery {
   id: number
   channel: string
   recipient: string
+  /** Who it goes to, in words (a device's kind and owner, a user, an address). */
+  to: string
   eventType: string
   about: string
   state: 'pending' | 'sending' | 'delivered' | 'failed' | 'cancelled'
@@ -176,7 +178,7 @@ export default function Deliveries(props: Props) {
                 <div style={{ whiteSpace: 'normal', wordBreak: 'break-word' }}>
                   {CHANNEL_NAMES[delivery.channel] ?? delivery.channel}
                   <div className="muted small">
-                    {delivery.recipient}
+                    {delivery.to}
                     {delivery.about && ` · ${delivery.about}`}
                   </div>
                 </div>

@@ -38,7 +38,7 @@ export default function DeliveryShow({ delivery, attempts }: Props) {
       <Card title="About">
         <Item label="Channel">{CHANNEL_NAMES[delivery.channel] ?? delivery.channel}</Item>
         <Item label="To">
-          {delivery.recipient}
+          {delivery.to}
           {delivery.about && ` · ${delivery.about}`}
         </Item>
         <Item label="Event">{delivery.eventType}</Item>
