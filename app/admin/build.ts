@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
-/** Folders whose files make the console's bundle. */
-const SOURCES = ['resources/admin', 'plugins', 'vite.config.ts']
+/** Folders whose files make the console's bundle (and the /docs page's, docs/api-reference.md). */
+const SOURCES = ['resources/admin', 'resources/docs', 'plugins', 'vite.config.ts']
 
 function newestSource(root: string): number {
   let newest = 0
