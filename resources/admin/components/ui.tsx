@@ -325,3 +325,38 @@ export const formatDate = (value: string | number | null) =>
 /** A count and its word: `1 field`, `2 fields`, `1,000 entries` (irregular plurals given). */
 export const counted = (count: number, word: string, plural = `${word}s`) =>
   `${count.toLocaleString('en')} ${count === 1 ? word : plural}`
+
+/**
+ * A line of an activity list: one line on a wide screen, cut with an ellipsis when it is
+ * longer; then a "Show all" button (aria-expanded) opens it in full, as a phone shows it.
+ */
+export function ActivityItem({ children }: { children: ReactNode }) {
+  const line = useRef<HTMLSpanElement>(null)
+  const [cut, setCut] = useState(false)
+  const [open, setOpen] = useState(false)
+  useEffect(() => {
+    const element = line.current
+    if (!element) return
+    const measure = () => setCut(element.scrollWidth > element.clientWidth + 1)
+    measure()
+    window.addEventListener('resize', measure)
+    return () => window.removeEventListener('resize', measure)
+  }, [children])
+  return (
+    <li className={open ? 'item open' : 'item'}>
+      <span className="line" ref={line}>
+        {children}
+      </span>
+      {(cut || open) && (
+        <button
+          type="button"
+          className="link more"
+          aria-expanded={open}
+          onClick={() => setOpen(!open)}
+        >
+          {open ? 'Show less' : 'Show all'}
+        </button>
+      )}
+    </li>
+  )
+}

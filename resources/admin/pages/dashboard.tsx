@@ -1,7 +1,7 @@
 import { useEffect } from 'react'
 import { Head, Link, router, usePoll } from '@inertiajs/react'
 import { Transmit } from '@adonisjs/transmit-client'
-import { BarChart, Card, formatDate } from '../components/ui'
+import { ActivityItem, BarChart, Card, formatDate } from '../components/ui'
 
 /** The dashboard's figures, charts and activity come from its parts: the kernel's and each plugin's. */
 interface Figure {
@@ -119,11 +119,11 @@ export default function Dashboard({ figures, queue, charts, activity, live, secu
         <Card title="Recent activity">
           <ul className="activity">
             {activity.map((line, index) => (
-              <li key={`${line.at}-${index}`}>
+              <ActivityItem key={`${line.at}-${index}`}>
                 <span className="muted">{formatDate(line.at)}</span>{' '}
                 {line.actor && <strong>{line.actor}</strong>}{' '}
                 {line.href ? <Link href={line.href}>{line.text}</Link> : line.text}
-              </li>
+              </ActivityItem>
             ))}
           </ul>
         </Card>
