@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { createReadStream, existsSync } from 'node:fs'
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { createInterface } from 'node:readline'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import * as tar from 'tar'
@@ -17,14 +18,17 @@ import { sourceBookOf } from './transfer_source.js'
 
 export const ARCHIVE_FORMAT = 'quire-book'
 export const ARCHIVE_VERSION = 1
+/** Rows handed to the importer at a time when reading an archive. */
+const ARCHIVE_ROW_PAGE = 500
 /** The archive's JSON document, at the root of the tar. */
 export const ARCHIVE_DOCUMENT = 'book.json'
 
 /**
  * The portable archive of one book (docs/import-export.md): `book.json` holds the book as the
  * interface answers it (getAllBooks' book, getBookMessages' messages oldest first,
- * getBookTables with field definitions, each table's rows by field id, each comment thread),
- * and `files/<key>` the original bytes of every message and cell file, named in `files`.
+ * getBookTables with field definitions, each comment thread), `rows/<table id>.jsonl` each
+ * table's rows by field id (one a line, so a big table is never one JSON value), and
+ * `files/<key>` the original bytes of every message and cell file, named in `files`.
  */
 export interface ArchiveDocument {
   format: typeof ARCHIVE_FORMAT
@@ -34,7 +38,8 @@ export interface ArchiveDocument {
   messages: SourceMessage[]
   messagesStamp: number
   tables: SourceTables | null
-  rows: Record<string, SourceRow[]>
+  /** By table id: its rows file (one JSON row a line, in row order) and how many rows it holds. */
+  rows: Record<string, { path: string; count: number }>
   comments: Record<string, SourceComment[]>
   files: Record<string, { path: string; name: string; size: number }>
 }
@@ -57,6 +62,7 @@ export class ArchiveWriter {
   static async create(book: Record<string, any>) {
     const dir = await mkdtemp(join(tmpdir(), 'quire-export-'))
     await mkdir(join(dir, 'files'))
+    await mkdir(join(dir, 'rows'))
     return new ArchiveWriter(dir, {
       format: ARCHIVE_FORMAT,
       version: ARCHIVE_VERSION,
@@ -81,12 +87,32 @@ export class ArchiveWriter {
     this.document.files[key] = { path, name, size: bytes.length }
   }
 
+  /** Appends a page of a table's rows to its rows file. */
+  async addRows(catId: number, rows: SourceRow[]) {
+    const entry = (this.document.rows[String(catId)] ??= { path: `rows/${catId}.jsonl`, count: 0 })
+    if (rows.length === 0) {
+      await appendFile(join(this.dir, entry.path), '')
+      return
+    }
+    await appendFile(
+      join(this.dir, entry.path),
+      `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`
+    )
+    entry.count += rows.length
+  }
+
+  /** Removes the temporary folder of an export that failed. */
+  async discard() {
+    await rm(this.dir, { recursive: true, force: true })
+  }
+
   async pack(out: string) {
     try {
       await writeFile(join(this.dir, ARCHIVE_DOCUMENT), JSON.stringify(this.document))
       await mkdir(dirname(resolve(out)), { recursive: true })
       await tar.create({ gzip: true, file: out, cwd: this.dir, portable: true }, [
         ARCHIVE_DOCUMENT,
+        'rows',
         'files',
       ])
     } finally {
@@ -147,8 +173,31 @@ export class ArchiveSource implements TransferSource {
     return this.document.tables
   }
 
-  async rows(_book: SourceBook, catId: number) {
-    return this.document.rows[String(catId)] ?? []
+  async *rows(_book: SourceBook, catId: number) {
+    const entry = this.document.rows[String(catId)]
+    const path = entry ? this.inside(entry.path) : null
+    if (!path || !existsSync(path)) return
+    const lines = createInterface({ input: createReadStream(path, 'utf8') })
+    let page: SourceRow[] = []
+    for await (const line of lines) {
+      if (line.trim() === '') continue
+      page.push(JSON.parse(line) as SourceRow)
+      if (page.length >= ARCHIVE_ROW_PAGE) {
+        yield page
+        page = []
+      }
+    }
+    if (page.length > 0) yield page
+  }
+
+  async rowCount(_book: SourceBook, catId: number) {
+    return this.document.rows[String(catId)]?.count ?? 0
+  }
+
+  /** A path of the unpacked archive, or null when it would lead outside it. */
+  private inside(relative: string) {
+    const path = resolve(this.dir, relative)
+    return path.startsWith(resolve(this.dir) + '/') ? path : null
   }
 
   async comments(_book: SourceBook, fieldId: number, rowId: number) {
@@ -157,9 +206,8 @@ export class ArchiveSource implements TransferSource {
 
   async download(file: FileRef) {
     const entry = this.document.files[fileKey(file)]
-    if (!entry) return null
-    const path = resolve(this.dir, entry.path)
-    if (!path.startsWith(resolve(this.dir) + '/')) return null
+    const path = entry ? this.inside(entry.path) : null
+    if (!path) return null
     return readFile(path).catch(() => null)
   }
 }

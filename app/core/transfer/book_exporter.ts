@@ -1,6 +1,6 @@
 import { ArchiveWriter, fileKey } from './book_archive.js'
 import type { FileRef, LocalClient } from './interface_client.js'
-import { ApiSource } from './transfer_source.js'
+import { ApiSource, type SourceBook, type SourceRow } from './transfer_source.js'
 
 const int = (value: unknown) => Number(value ?? 0) || 0
 
@@ -39,22 +39,37 @@ export class BookExporter {
     problems: [],
   }
 
+  private source: ApiSource
+
   constructor(
     private local: LocalClient,
     private book: { b_o: string; b_c: string },
     private progress?: (phase: string, done: number, total: number) => void
-  ) {}
+  ) {
+    this.source = new ApiSource(local, 'local', book)
+  }
 
   async export(out: string) {
-    const source = new ApiSource(this.local, 'local', this.book)
     const books = await this.local.call('getAllBooks', { ...this.book })
     const wire = (books.allBooks?.books ?? []).find(
       (candidate: Record<string, any>) =>
         candidate.b_o === this.book.b_o && candidate.b_c === this.book.b_c
     )
     if (!wire) throw new Error(`${this.book.b_o}/${this.book.b_c}: no such book for this user`)
-    const [book] = await source.books()
+    const [book] = await this.source.books()
     const archive = await ArchiveWriter.create(wire)
+    try {
+      await this.fill(archive, book)
+    } catch (error) {
+      await archive.discard()
+      throw error
+    }
+    await archive.pack(out)
+    return this.report
+  }
+
+  private async fill(archive: ArchiveWriter, book: SourceBook) {
+    const source = this.source
     const document = archive.document
 
     const { messages, sstamp } = await source.messages(book)
@@ -85,40 +100,46 @@ export class BookExporter {
     document.tables = tables
     for (const category of tables?.categories ?? []) {
       this.report.tables++
-      const rows = await source.rows(book, category.id)
-      document.rows[String(category.id)] = rows
-      this.report.rows += rows.length
       const fields = category.fields ?? []
+      const total = (await source.rowCount(book, category.id)) ?? 0
       done = 0
-      for (const row of rows) {
-        this.progress?.(`rows of ${category.name}`, done++, rows.length)
-        for (const field of fields) {
-          const value = row.values[String(field.id)]
-          if (field.type === 'files') {
-            for (const entry of listOf(value)) {
-              await this.addFile(
-                archive,
-                {
-                  b_o: book.b_o,
-                  b_c: book.b_c,
-                  type: String(entry.type ?? 'doc'),
-                  uuid: entry.uuid,
-                  internName: entry.internName ?? entry.name,
-                },
-                String(entry.originName || entry.name || 'file')
-              )
-            }
-          }
-          if (field.type === 'comments' && value && (value as any).summary) {
-            const thread = await source.comments(book, field.id, row.id)
-            document.comments[`${field.id}:${row.id}`] = thread
-            this.report.comments += thread.length
-          }
+      await archive.addRows(category.id, [])
+      for await (const rows of source.rows(book, category.id)) {
+        await archive.addRows(category.id, rows)
+        this.report.rows += rows.length
+        for (const row of rows) {
+          this.progress?.(`rows of ${category.name}`, done++, Math.max(total, done))
+          for (const field of fields) await this.addCell(archive, book, field, row)
         }
       }
     }
-    await archive.pack(out)
-    return this.report
+  }
+
+  /** A row's files and comment thread, for the cells of those types. */
+  private async addCell(
+    archive: ArchiveWriter,
+    book: SourceBook,
+    field: Record<string, any>,
+    row: SourceRow
+  ) {
+    const value = row.values[String(field.id)]
+    if (field.type === 'files') {
+      for (const entry of listOf(value)) {
+        const file = {
+          b_o: book.b_o,
+          b_c: book.b_c,
+          type: String(entry.type ?? 'doc'),
+          uuid: entry.uuid,
+          internName: entry.internName ?? entry.name,
+        }
+        await this.addFile(archive, file, String(entry.originName || entry.name || 'file'))
+      }
+    }
+    if (field.type === 'comments' && value && (value as any).summary) {
+      const thread = await this.source.comments(book, field.id, row.id)
+      archive.document.comments[`${field.id}:${row.id}`] = thread
+      this.report.comments += thread.length
+    }
   }
 
   private async addFile(archive: ArchiveWriter, file: FileRef, name: string) {

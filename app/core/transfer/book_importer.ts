@@ -79,6 +79,8 @@ const describe = (error: unknown) =>
 export class BookImporter {
   readonly report: TransferReport = { books: 0, counts: {}, problems: [], mapping: {} }
   private writes = 0
+  /** The state's key of the book being copied (the rows journal names it). */
+  private bookKey = ''
 
   constructor(
     private source: TransferSource,
@@ -96,6 +98,7 @@ export class BookImporter {
     const books = await this.source.books()
     for (const book of books) if (!book.del && book.accepted) await this.copyBook(book)
     await this.state.save()
+    await this.state.compact()
     return this.report
   }
 
@@ -123,6 +126,7 @@ export class BookImporter {
 
   private async copyBook(book: SourceBook) {
     const key = `${book.b_o}/${book.b_c}`
+    this.bookKey = key
     let bookState = this.state.data.books[key]
     if (!bookState) {
       bookState = emptyBookState(await this.createBook(book))
@@ -476,7 +480,10 @@ export class BookImporter {
     void book
   }
 
-  /** Values, files and comments of the table's rows; answers the rows whose links must be written. */
+  /**
+   * Values, files and comments of the table's rows, page by page; answers the changed rows'
+   * link values, written once every table's rows exist.
+   */
   private async copyRows(
     book: SourceBook,
     bookState: BookState,
@@ -487,38 +494,50 @@ export class BookImporter {
     const plain = fields.filter(
       (field) => !COMPUTED.has(field.type) && field.type !== 'files' && field.type !== 'link'
     )
-    let rows: SourceRow[]
-    try {
-      rows = await this.source.rows(book, category.id)
-    } catch (error) {
-      this.problem(`table ${category.name}: rows not read (${describe(error)})`)
-      return []
-    }
+    const links = fields.filter((field) => field.type === 'link')
     const mapped = (bookState.rows[category.id] ??= {})
     const changed: SourceRow[] = []
-    const pending: { row: SourceRow; values: Record<string, unknown>; sum: string }[] = []
-    const flush = async () => {
-      if (pending.length === 0) return
-      await this.writeRows(bookState, category, catId, pending.splice(0))
-    }
+    const present = new Set<string>()
+    const total = (await this.source.rowCount(book, category.id)) ?? 0
     let done = 0
-    for (const row of rows) {
-      this.progress(book, `rows of ${category.name}`, done++, rows.length)
-      const values: Record<string, unknown> = {}
-      for (const field of plain) values[bookState.fields[field.id]] = row.values[field.id] ?? null
-      const sum = digest(
-        fields.map((field) => [field.id, field.type === 'comments' ? null : row.values[field.id]])
-      )
-      const known = mapped[row.id]
-      if (known && known[1] === sum) continue
-      changed.push(row)
-      pending.push({ row, values, sum })
-      if (pending.length >= ROW_BATCH) await flush()
+    try {
+      for await (const page of this.source.rows(book, category.id)) {
+        const pending: { row: SourceRow; values: Record<string, unknown>; sum: string }[] = []
+        for (const row of page) {
+          this.progress(book, `rows of ${category.name}`, done++, Math.max(total, done))
+          present.add(String(row.id))
+          const values: Record<string, unknown> = {}
+          for (const field of plain)
+            values[bookState.fields[field.id]] = row.values[field.id] ?? null
+          const sum = digest(
+            fields.map((field) => [
+              field.id,
+              field.type === 'comments' ? null : row.values[field.id],
+            ])
+          )
+          const known = mapped[row.id]
+          if (known && known[1] === sum) continue
+          if (links.length > 0) {
+            changed.push({
+              id: row.id,
+              values: Object.fromEntries(links.map((field) => [field.id, row.values[field.id]])),
+            })
+          }
+          pending.push({ row, values, sum })
+        }
+        for (let start = 0; start < pending.length; start += ROW_BATCH) {
+          await this.writeRows(bookState, category, catId, pending.slice(start, start + ROW_BATCH))
+        }
+        await this.copyCells(book, bookState, category, page)
+      }
+    } catch (error) {
+      if (error instanceof TransferStopped) throw error
+      // Rows not read are not "gone": nothing is deleted after a failed read.
+      this.problem(`table ${category.name}: rows not read (${describe(error)})`)
+      return changed
     }
-    await flush()
 
     // Rows gone from the source are deleted here.
-    const present = new Set(rows.map((row) => String(row.id)))
     const gone = Object.keys(mapped).filter((id) => !present.has(id))
     for (const id of gone) {
       try {
@@ -529,10 +548,9 @@ export class BookImporter {
         }
       }
       delete mapped[id]
+      await this.state.recordRows(this.bookKey, category.id, [[id, null, '']])
       await this.wrote('rows deleted')
     }
-
-    await this.copyCells(book, bookState, category, rows)
     return changed
   }
 
@@ -567,7 +585,13 @@ export class BookImporter {
       // One bad value refuses the whole batch: each row alone, then each cell alone.
       for (const item of batch) await this.writeRowAlone(bookState, category, catId, item, error)
     }
-    await this.state.save()
+    await this.state.recordRows(
+      this.bookKey,
+      category.id,
+      batch
+        .filter((item) => mapped[item.row.id])
+        .map((item) => [String(item.row.id), mapped[item.row.id][0], item.sum])
+    )
     await this.wrote('rows', batch.length)
   }
 

@@ -52,7 +52,10 @@ export interface TransferSource {
   /** Messages changed after `sstamp`, deleted ones included (spec A.3 getBookMessages rule 4). */
   changedMessages(book: SourceBook, sstamp: number): Promise<SourceMessage[]>
   tables(book: SourceBook): Promise<SourceTables | null>
-  rows(book: SourceBook, catId: number): Promise<SourceRow[]>
+  /** The table's rows, page after page, in row order. */
+  rows(book: SourceBook, catId: number): AsyncIterable<SourceRow[]>
+  /** How many rows the table has (for the progress bar), or null when the source cannot say. */
+  rowCount(book: SourceBook, catId: number): Promise<number | null>
   comments(book: SourceBook, fieldId: number, rowId: number): Promise<SourceComment[]>
   download(file: FileRef): Promise<Buffer | null>
 }
@@ -152,8 +155,8 @@ export class ApiSource implements TransferSource {
     return tables as SourceTables
   }
 
-  async rows(book: SourceBook, catId: number) {
-    const rows = new Map<number, SourceRow>()
+  async *rows(book: SourceBook, catId: number) {
+    const seen = new Set<number>()
     for (let offset = 0; ; offset += ROW_PAGE) {
       const answer = await this.client.call('getTableValues', {
         b_o: book.b_o,
@@ -176,16 +179,29 @@ export class ApiSource implements TransferSource {
           row.values[String(field.id)] = cell.value
         }
       }
-      const ordered = [...page.values()].sort(
-        (a, b) =>
-          int(infos[a.id]?.index ?? infos[a.id]?.order) -
-          int(infos[b.id]?.index ?? infos[b.id]?.order)
-      )
-      for (const row of ordered) rows.set(row.id, row)
-      const length = values.rowInfosLength ?? page.size
-      if (int(length) < ROW_PAGE) break
+      const position = (row: SourceRow) => int(infos[row.id]?.index ?? infos[row.id]?.order)
+      // A row written at the source while it is read may move into the next page: once is enough.
+      const ordered = [...page.values()]
+        .sort((a, b) => position(a) - position(b))
+        .filter((row) => !seen.has(row.id))
+      for (const row of ordered) seen.add(row.id)
+      if (ordered.length > 0) yield ordered
+      if (int(values.rowInfosLength ?? page.size) < ROW_PAGE) break
     }
-    return [...rows.values()]
+  }
+
+  async rowCount(book: SourceBook, catId: number) {
+    try {
+      const answer = await this.client.call('computeTableOperation', {
+        b_o: book.b_o,
+        catId,
+        operation: 'count',
+      })
+      const count = Number(answer.result)
+      return Number.isFinite(count) ? count : null
+    } catch {
+      return null
+    }
   }
 
   async comments(book: SourceBook, fieldId: number, rowId: number) {

@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs'
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { createReadStream, existsSync } from 'node:fs'
+import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import { createInterface } from 'node:readline'
 
 /** What was copied of one source book: source ids to local ids, and the stamps last seen. */
 export interface BookState {
@@ -58,10 +59,15 @@ export function emptyBookState(local: { b_o: string; b_c: string }): BookState {
   }
 }
 
+/** One line of the rows journal: book key, source table, source row, local row (null: gone), digest. */
+type RowEntry = [string, string, string, number | null, string]
+
 /**
- * The transfer's memory between runs: a JSON file written after each batch of writes (a
- * temporary file renamed over the old one, so a crash leaves the previous complete state). An
- * interrupted run continues from it; a run after a complete one copies only what changed.
+ * The transfer's memory between runs: a JSON file written after each step (a temporary file
+ * renamed over the old one, so a crash leaves the previous complete state), and beside it a
+ * journal of row mappings (`<file>.rows.jsonl`), appended after each batch of rows: a table of
+ * a million rows costs one line per row, not a rewrite of the whole state per batch. An
+ * interrupted run continues from them; a run after a complete one copies only what changed.
  */
 export class TransferState {
   private constructor(
@@ -69,23 +75,78 @@ export class TransferState {
     readonly data: StateData
   ) {}
 
-  static async open(path: string, source: string, localUser: string) {
-    if (existsSync(path)) {
-      const data = JSON.parse(await readFile(path, 'utf8')) as StateData
-      if (data.source !== source || data.localUser !== localUser) {
-        throw new Error(
-          `${path} records a transfer from ${data.source} as ${data.localUser}, not from ${source} as ${localUser}: give another --state`
-        )
-      }
-      return new TransferState(path, data)
-    }
-    return new TransferState(path, { version: 1, source, localUser, books: {}, files: {} })
+  get journalPath() {
+    return `${this.path}.rows.jsonl`
   }
 
+  static async open(path: string, source: string, localUser: string) {
+    if (!existsSync(path)) {
+      return new TransferState(path, { version: 1, source, localUser, books: {}, files: {} })
+    }
+    const data = JSON.parse(await readFile(path, 'utf8')) as StateData
+    if (data.source !== source || data.localUser !== localUser) {
+      throw new Error(
+        `${path} records a transfer from ${data.source} as ${data.localUser}, not from ${source} as ${localUser}: give another --state`
+      )
+    }
+    const state = new TransferState(path, data)
+    await state.replay()
+    return state
+  }
+
+  private async replay() {
+    if (!existsSync(this.journalPath)) return
+    const lines = createInterface({ input: createReadStream(this.journalPath, 'utf8') })
+    for await (const line of lines) {
+      let entry: RowEntry
+      try {
+        entry = JSON.parse(line)
+      } catch {
+        continue // the last line of a run killed while appending
+      }
+      const [book, table, row, local, sum] = entry
+      const rows = this.data.books[book]?.rows
+      if (!rows) continue
+      const mapped = (rows[table] ??= {})
+      if (local === null) delete mapped[row]
+      else mapped[row] = [local, sum]
+    }
+  }
+
+  /** Appends the mappings of rows just written (or deleted: local null) to the journal. */
+  async recordRows(book: string, table: string | number, rows: [string, number | null, string][]) {
+    if (rows.length === 0) return
+    await mkdir(dirname(this.path), { recursive: true })
+    const lines = rows.map(([row, local, sum]) =>
+      JSON.stringify([book, String(table), row, local, sum])
+    )
+    await appendFile(this.journalPath, `${lines.join('\n')}\n`)
+  }
+
+  /** The state without its row mappings (they live in the journal). */
   async save() {
     await mkdir(dirname(this.path), { recursive: true })
+    const books = Object.fromEntries(
+      Object.entries(this.data.books).map(([key, book]) => [key, { ...book, rows: {} }])
+    )
     const temporary = `${this.path}.${process.pid}.tmp`
-    await writeFile(temporary, JSON.stringify(this.data))
+    await writeFile(temporary, JSON.stringify({ ...this.data, books }))
     await rename(temporary, this.path)
+  }
+
+  /** Rewrites the journal with only the current mappings (after a complete run). */
+  async compact() {
+    const temporary = `${this.journalPath}.${process.pid}.tmp`
+    const lines: string[] = []
+    for (const [book, state] of Object.entries(this.data.books)) {
+      for (const [table, rows] of Object.entries(state.rows)) {
+        for (const [row, [local, sum]] of Object.entries(rows)) {
+          lines.push(JSON.stringify([book, table, row, local, sum]))
+        }
+      }
+    }
+    await mkdir(dirname(this.path), { recursive: true })
+    await writeFile(temporary, lines.length ? `${lines.join('\n')}\n` : '')
+    await rename(temporary, this.journalPath)
   }
 }

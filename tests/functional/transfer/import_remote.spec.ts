@@ -273,10 +273,23 @@ test.group('Transfer: import from a compatible server', (group) => {
 
     const second = await runCommand(ImportRemote, [...args, '--stop-after', '14'])
     assert.isTrue(second.report.stopped)
+    // Stopped between the tables' rows: People's 2 rows are in the rows journal, Tasks' not yet.
+    const third = await runCommand(ImportRemote, [...args, '--stop-after', '6'])
+    assert.isTrue(third.report.stopped)
+    assert.equal(third.report.counts.rows, 2)
     const last = await runCommand(ImportRemote, args)
     assert.equal(last.exitCode, 0)
     assert.isFalse(last.report.stopped)
     assert.deepEqual(last.report.problems, [])
+    // Only Tasks' rows are written now: People's were found in the journal.
+    const tasks = await call(source.url, owner, {
+      req: 'computeTableOperation',
+      b_o: ids.b_o,
+      catId: ids.tasks,
+      operation: 'count',
+    })
+    assert.equal(last.report.counts.rows, tasks.result)
+    assert.isAbove(last.report.counts.comments, 1)
     assert.deepEqual(await localSnapshot(dest), await remoteSnapshot())
   }).timeout(180_000)
 

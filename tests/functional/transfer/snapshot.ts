@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { TransferSource } from '#core/transfer/transfer_source'
+import type { SourceRow, TransferSource } from '#core/transfer/transfer_source'
 
 /**
  * A book as read through a transfer source (a server's interface or an archive), with every id
@@ -52,11 +52,12 @@ export async function snapshotOf(source: TransferSource, b_o: string, b_c: strin
   const categories = [...(tables?.categories ?? [])].sort((a, b) => a.order - b.order)
   const fieldNames = new Map<number, string>()
   const captions = new Map<number, string>()
-  const rowsOf = new Map<number, Awaited<ReturnType<TransferSource['rows']>>>()
+  const rowsOf = new Map<number, SourceRow[]>()
   for (const category of categories) {
     for (const field of category.fields ?? [])
       fieldNames.set(field.id, `${category.name}.${field.name}`)
-    const rows = await source.rows(book, category.id)
+    const rows = []
+    for await (const page of source.rows(book, category.id)) rows.push(...page)
     rowsOf.set(category.id, rows)
     const first = [...(category.fields ?? [])].sort((a, b) => a.order - b.order)[0]
     for (const row of rows) captions.set(row.id, String(first ? row.values[first.id] : row.id))
