@@ -29,7 +29,7 @@ export default defineReference({
       summary: 'Create a field (extension)',
       description:
         'A field of table `catId` with `name` and `type`; optional code, description, readOnly, order, options (JSON), encrypted + encryptionPassword.',
-      returns: { fieldId: 'the new field id' },
+      returns: { catId: 'the table', fieldId: 'the new field id' },
       example: { ...T, catId: 7, name: 'Status', type: 'shorttext' },
       errors: ['NOT_FOUND', 'FORBIDDEN', 'CONFLICT'],
     },
@@ -37,7 +37,12 @@ export default defineReference({
       summary: 'Create or update one row',
       description:
         'One row: `rowId` (a `tmp...` id creates it) and `fieldValues` {fieldId: value}. Answers `rows` with one element carrying the real id.',
-      returns: { rows: 'one row with its real id', formLastModified: 'stamp of the write' },
+      returns: {
+        catId: 'the table',
+        newRows: 'tmp ids with their real ids',
+        rows: 'one row with its real id',
+        formLastModified: 'time of the write',
+      },
       example: { ...T, catId: 7, rowId: 'tmp1', fieldValues: { '12': 'Ada' } },
       errors: ['NOT_FOUND', 'FORBIDDEN', 'ENCRYPTED_FIELD_LOCKED', 'ENCRYPTION_PASSWORD_WRONG'],
     },
@@ -45,7 +50,12 @@ export default defineReference({
       summary: 'Create or update several rows',
       description:
         '`rows` {rowId: {fieldId: value}} (JSON or bracket form); `tmp...` ids create rows, in one transaction.',
-      returns: { rows: 'the rows written, with real ids', formLastModified: 'stamp of the write' },
+      returns: {
+        catId: 'the table',
+        modified: 'rows changed',
+        created: 'rows created',
+        newRows: 'tmp ids with their real ids',
+      },
       example: { ...T, catId: 7, rows: { 'tmp1': { '12': 'Ada' }, '5': { '12': 'Grace' } } },
       errors: ['NOT_FOUND', 'FORBIDDEN', 'ENCRYPTED_FIELD_LOCKED', 'ENCRYPTION_PASSWORD_WRONG'],
     },
@@ -117,7 +127,7 @@ export default defineReference({
     deleteTableRows: {
       summary: 'Delete several rows',
       description: '`rows` is a list of ids (JSON, `rows[0]=5` or `5,6`); tmp ids are skipped.',
-      returns: { formLastModified: 'stamp of the write', rows: 'the deleted ids' },
+      returns: { deleted: 'rows deleted', formLastModified: 'time of the write' },
       example: { ...T, catId: 7, rows: [5, 6] },
       errors: ['NOT_FOUND', 'FORBIDDEN'],
     },
@@ -148,7 +158,7 @@ export default defineReference({
       summary: "A book's tables (structure)",
       description:
         "The book's smart-table container: tables, fields, views, tabs (no row content). Public tables answer without a session.",
-      returns: { sstamp: 'server stamp', tables: 'the container (2.6)' },
+      returns: { sstamp: 'server stamp', bookTables: 'the container (2.6): tabs and categories' },
       example: { b_o: 'alice', b_c: 'team' },
       errors: ['NOT_FOUND', 'FORBIDDEN'],
     },
@@ -175,7 +185,12 @@ export default defineReference({
       summary: "A row's change history",
       description:
         'The recorded changes of row `rowId` (or of one cell with `fieldId`), newest first, `nbMax` per page, with their `total`.',
-      returns: { changes: 'the changes, newest first', total: 'number of changes' },
+      returns: {
+        catId: 'the table',
+        rowId: 'the row',
+        total: 'number of changes',
+        changes: 'the changes, newest first',
+      },
       example: { ...T, rowId: 5, nbMax: 20 },
       errors: ['NOT_FOUND', 'FORBIDDEN'],
     },
@@ -183,7 +198,12 @@ export default defineReference({
       summary: 'Rows a link field may point to',
       description:
         'The rows link field `fieldId` may point to, with their display text; `search_string`, `offset`, `maxRows` page them.',
-      returns: { rows: '[{id, text}]' },
+      returns: {
+        sstamp: 'server stamp',
+        fieldId: 'the link field',
+        catId: 'the linked table',
+        values: 'the rows with their display text',
+      },
       example: { ...T, fieldId: 15, maxRows: 20 },
       errors: ['NOT_FOUND', 'FORBIDDEN'],
     },
@@ -191,7 +211,12 @@ export default defineReference({
       summary: 'A pivot of a table',
       description:
         'A two-way aggregate of the rows (spec 2.6 pivot settings: horizontal `p_field_hz`, vertical `p_field_vt`, value `p_field_va`, operation `p_field_co`), computed by SQL.',
-      returns: { pivot: 'the aggregate cells' },
+      returns: {
+        sstamp: 'server stamp',
+        catId: 'the table',
+        settings: 'the pivot settings applied',
+        pivot: 'the aggregate cells',
+      },
       example: { ...T, catId: 7, p_field_hz: 12, p_field_vt: 13, p_field_co: 'count' },
       errors: ['NOT_FOUND', 'FORBIDDEN', 'ENCRYPTED_FIELD_UNSEARCHABLE'],
     },
@@ -278,7 +303,12 @@ export default defineReference({
     renderSmartTextField: {
       summary: 'Render a smart text field',
       description: "Renders a smart text field's template from a row and stores it in the cell.",
-      returns: { value: 'the rendered text' },
+      returns: {
+        catId: 'the table',
+        rowId: 'the row',
+        fieldId: 'the field',
+        value: 'the rendered text',
+      },
       example: { ...T, catId: 7, rowId: 5, fieldId: 16 },
       errors: ['NOT_FOUND', 'FORBIDDEN'],
     },
@@ -286,7 +316,11 @@ export default defineReference({
       summary: 'Roll a row back before a change',
       description:
         'Restores a row to its state before a recorded change (`changeId`) or before a stamp (`sstamp`), undoing every later change of the row; `scope=change` rolls back every row that write touched. Recorded like any write.',
-      returns: { rows: 'the rows restored', formLastModified: 'stamp of the write' },
+      returns: {
+        catId: 'the table',
+        rowIds: 'the rows restored',
+        formLastModified: 'time of the write',
+      },
       example: { ...T, rowId: 5, changeId: 901 },
       errors: ['NOT_FOUND', 'FORBIDDEN', 'CONFLICT'],
     },

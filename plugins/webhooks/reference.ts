@@ -1,6 +1,7 @@
 import { defineReference } from '#core/reference/types'
 
-const webhook = 'the subscription {webhookId, url, events, fieldIds, description, active, ...}'
+const webhook =
+  'the subscription {id, b_o, b_c, catId, url, events[], fieldIds[], description, active, ...}'
 
 /**
  * The webhooks plugin's operations as the API reference and the MCP tools
@@ -17,7 +18,7 @@ export default defineReference({
         b_o: 'alice',
         catId: 7,
         url: 'https://example.org/hook',
-        events: ['row.created', 'row.updated'],
+        events: 'row.created,row.updated',
       },
       errors: ['NOT_FOUND', 'FORBIDDEN'],
     },

@@ -1,4 +1,5 @@
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
+import type { VineValidator } from '@vinejs/vine'
 import type { OperationClass } from '#core/rpc/base_operation'
 import type { ErrorCode } from '#core/rpc/errors'
 import type { SocketHandlerClass, SystemMessageHandlerClass } from '#core/socket/socket_handler'
@@ -28,6 +29,8 @@ export interface SocketEntry {
   params: JsonSchema
   writes: boolean
   area?: string
+  /** The handler's compiled schema (the frame's fields besides the envelope). */
+  validator: VineValidator<any, any>
   doc?: MessageDoc
   errors: ErrorCode[]
 }
@@ -119,6 +122,7 @@ export async function buildCatalogue(registry: PluginRegistry): Promise<Catalogu
       pluginId: claim.pluginId,
       type,
       params: toJsonSchema(Handler.validator),
+      validator: Handler.validator,
       writes: Handler.writes,
       area: Handler.area,
       doc,
@@ -135,6 +139,7 @@ export async function buildCatalogue(registry: PluginRegistry): Promise<Catalogu
       type: 11,
       msg,
       params: toJsonSchema(Handler.validator),
+      validator: Handler.validator,
       writes: Handler.writes,
       area: Handler.area,
       doc,

@@ -53,14 +53,29 @@ test.group('API reference: coverage', () => {
 
   test("every operation's example passes its own validator", async ({ assert }) => {
     const { operations } = await catalogue()
+    const refused: string[] = []
     for (const entry of operations) {
       if (!entry.Operation.validator) continue
       try {
         await validateWire(entry.Operation.validator, entry.doc!.example)
       } catch (error) {
-        assert.fail(`${entry.name}'s example is refused: ${(error as Error).message}`)
+        refused.push(`${entry.name}: ${(error as Error).message}`)
       }
     }
+    assert.deepEqual(refused, [])
+  })
+
+  test("every socket message's example passes its handler's validator", async ({ assert }) => {
+    const { socket } = await catalogue()
+    const refused: string[] = []
+    for (const entry of socket) {
+      try {
+        await validateWire(entry.validator, entry.doc!.example)
+      } catch (error) {
+        refused.push(`${entry.key}: ${(error as Error).message}`)
+      }
+    }
+    assert.deepEqual(refused, [])
   })
 
   test('every documented nok code is in the catalogue of docs/errors.md', async ({ assert }) => {
