@@ -2,7 +2,7 @@ import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { quoteId, readQuery } from '#core/native_sql'
+import { quoteId, readMany, readQuery } from '#core/native_sql'
 import { rowTableName } from '../lib/field_types.js'
 import { normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
 import { asIdList, asObject, flagOr } from '../lib/wire.js'
@@ -150,7 +150,7 @@ export class RowSelection {
    * the full rows of that page are joined by primary key: skipped rows
    * (OFFSET) are never read from the table. MariaDB would otherwise fetch
    * every skipped row, or sort the whole table. Runs on the driver
-   * connection (app/core/native_sql.ts).
+   * connection (app/core/native_sql.ts), rows read as arrays on SQLite (readMany).
    */
   async selectRows(
     category: CategoryMeta,
@@ -161,9 +161,9 @@ export class RowSelection {
     const where = this.whereOf(selection)
     const order = this.orderOf(selection)
     if (page.limit === null && page.offset === 0)
-      return readQuery(`SELECT t.* FROM ${table} t ${where.sql} ORDER BY ${order}`, where.bindings)
+      return readMany(`SELECT t.* FROM ${table} t ${where.sql} ORDER BY ${order}`, where.bindings)
     const limit = Math.min(page.limit ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
-    return readQuery(
+    return readMany(
       `SELECT t.* FROM ${table} t JOIN (SELECT t.id FROM ${table} t ${where.sql} ORDER BY ${order} ` +
         `LIMIT ${Math.floor(limit)} OFFSET ${Math.floor(page.offset)}) p ON p.id = t.id ORDER BY ${order}`,
       where.bindings

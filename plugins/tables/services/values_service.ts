@@ -247,10 +247,17 @@ export class ValuesService {
         rows: rows.length ? keyed : [],
       }
     }
+    // The cells of a page are most of its answer: each is made once, {id, value[, text]}.
+    const ids = rows.map((row) => Number(row.id))
     return {
       fields: fields.map((field) => ({
         ...serializeField(field),
-        values: rows.map((row) => ({ id: Number(row.id), ...serializeCell(field, row) })),
+        values: rows.map((row, index) => {
+          const cell = serializeCell(field, row)
+          return 'text' in cell
+            ? { id: ids[index], value: cell.value, text: cell.text }
+            : { id: ids[index], value: cell.value }
+        }),
       })),
     }
   }
