@@ -128,11 +128,26 @@ export class BookImporter {
     const key = `${book.b_o}/${book.b_c}`
     this.bookKey = key
     let bookState = this.state.data.books[key]
+    const about = digest([book.title, book.description])
     if (!bookState) {
       bookState = emptyBookState(await this.createBook(book))
+      bookState.about = about
       this.state.data.books[key] = bookState
       await this.state.save()
       await this.wrote('books')
+    } else if (bookState.about !== about) {
+      try {
+        await this.local.call('updateBook', {
+          ...bookState.local,
+          title: book.title || book.b_c,
+          description: book.description,
+        })
+        bookState.about = about
+        await this.wrote('books updated')
+      } catch (error) {
+        if (error instanceof TransferStopped) throw error
+        this.problem(`book ${key}: title and description not updated (${describe(error)})`)
+      }
     }
     this.report.books++
     this.report.mapping[key] = bookState.local

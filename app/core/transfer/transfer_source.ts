@@ -122,7 +122,8 @@ export class ApiSource implements TransferSource {
       const page: SourceMessage[] = answer.bookMessages ?? answer.messages ?? []
       const older = page.filter((message) => smidLast === undefined || message.smid < smidLast)
       all.push(...older)
-      if (older.length === 0 || page.length < MESSAGE_PAGE) break
+      // A server may answer fewer than asked (its own page limit): only an empty page ends.
+      if (older.length === 0) break
       smidLast = Math.min(...older.map((message) => int(message.smid)))
     }
     const unique = new Map(all.map((message) => [int(message.smid), message]))
@@ -157,7 +158,8 @@ export class ApiSource implements TransferSource {
 
   async *rows(book: SourceBook, catId: number) {
     const seen = new Set<number>()
-    for (let offset = 0; ; offset += ROW_PAGE) {
+    let offset = 0
+    for (;;) {
       const answer = await this.client.call('getTableValues', {
         b_o: book.b_o,
         catId,
@@ -171,6 +173,8 @@ export class ApiSource implements TransferSource {
         ? {}
         : (values.rowInfos ?? {})
       const page = new Map<number, SourceRow>()
+      // A table without fields still lists its rows in rowInfos.
+      for (const id of Object.keys(infos)) page.set(int(id), { id: int(id), values: {} })
       for (const field of values.fields ?? []) {
         for (const cell of field.values ?? []) {
           const id = int(cell.id)
@@ -185,8 +189,11 @@ export class ApiSource implements TransferSource {
         .sort((a, b) => position(a) - position(b))
         .filter((row) => !seen.has(row.id))
       for (const row of ordered) seen.add(row.id)
-      if (ordered.length > 0) yield ordered
-      if (int(values.rowInfosLength ?? page.size) < ROW_PAGE) break
+      // Only a page with nothing new ends: a server may cap maxRows below the page asked for
+      // (and one that ignored offset would repeat its first page forever otherwise).
+      if (ordered.length === 0) break
+      yield ordered
+      offset += page.size
     }
   }
 

@@ -8,6 +8,8 @@ export interface BookState {
   local: { b_o: string; b_c: string }
   /** The source book's sstamp when it was last copied whole (getAllBooks). */
   sstamp: number
+  /** A digest of the title and description last written (updateBook when it changes). */
+  about?: string
   /** getBookMessages' sstamp of the last complete message pass. */
   messagesStamp: number
   members: Record<string, number>

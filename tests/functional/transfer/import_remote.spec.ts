@@ -195,10 +195,11 @@ test.group('Transfer: import from a compatible server', (group) => {
     assert.deepEqual(again.report.counts, {})
     assert.deepEqual(again.report.problems, [])
 
-    // Changes on the source: a new message, an edit, a delete, a row changed, one added, one
-    // deleted, a comment and a cell file added.
+    // Changes on the source: the title, a new message, an edit, a delete, a row changed, one
+    // added, one deleted, a comment and a cell file added.
     const book = { b_o: ids.b_o, b_c: ids.b_c }
     const api = (params: Record<string, unknown>) => call(source.url, owner, params)
+    await api({ req: 'updateBook', ...book, title: 'Book transfer, renamed' })
     await api({ req: 'sendMsg', ...book, msg: 'news after the first import' })
     const listed = await api({ req: 'getBookMessages', ...book })
     const byText = (text: string) => listed.bookMessages.find((m: any) => m.msg === text).smid
@@ -239,6 +240,7 @@ test.group('Transfer: import from a compatible server', (group) => {
     assert.equal(third.exitCode, 0)
     assert.deepEqual(third.report.problems, [])
     assert.deepEqual(third.report.counts, {
+      'books updated': 1,
       'messages deleted': 1,
       'messages': 1,
       'messages updated': 1,
