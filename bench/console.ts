@@ -14,11 +14,13 @@
  * book holding the messages, each table's grid, and the biggest table's grid on a deep page,
  * with its row panel, sorted by an indexed and by an unindexed column, and searched. Each is
  * asked BENCH_VISITS times (11); p50 and p90 are printed against the target (<= 150 ms).
- * Settings: DATA_DIR (tmp/bench-tables), BENCH_MESSAGES (100,000), BENCH_VISITS, BENCH_BUILD_DIR.
+ * Settings: DATA_DIR (tmp/bench-tables), BENCH_MESSAGES (100,000), BENCH_VISITS, BENCH_BUILD_DIR,
+ * BENCH_BEFORE_SERVER (another build's bin/server.js on the same database, each page visited on
+ * it then on this one, alternately: a before/after in the same run).
  * SQLite only (the seeded file is read directly to add the messages).
  */
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { ROOT, ace, benchEnv, buildCompiled, startQuire } from './lib/quire_process.js'
 
@@ -71,48 +73,62 @@ const admin = sqlite.prepare('SELECT id FROM users WHERE code = ?').get(ADMIN.co
 sqlite.close()
 if (!admin) ace(env, 'user:create', ADMIN.code, ADMIN.email, ADMIN.password, '--admin')
 
-// ---- the server and a signed-in console visitor -----------------------------------------------
+// ---- the servers and a signed-in console visitor of each -----------------------------------
+/**
+ * BENCH_BEFORE_SERVER: the bin/server.js of another build (an earlier commit's, made with its own
+ * `node bin/start.js --build-only`), started on the same database and measured page by page in
+ * alternating visits with this one: a before/after comparison under the same load.
+ */
+const BEFORE = process.env.BENCH_BEFORE_SERVER
 const server = await startQuire(env, { compiled: buildCompiled() })
-const cookies = new Map<string, string>()
-let version = ''
+// Absolute: a build elsewhere resolves a relative data folder from its own root.
+const serverBefore = BEFORE
+  ? await startQuire({ ...env, DATA_DIR: resolve(ROOT, env.DATA_DIR!) }, { compiled: BEFORE })
+  : null
 
-async function visit(path: string, body?: unknown) {
-  const headers: Record<string, string> = {
-    'accept': 'text/html, application/xhtml+xml',
-    'cookie': [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-    'x-inertia': 'true',
-    'x-inertia-version': version,
-    'x-requested-with': 'XMLHttpRequest',
+/** A signed-in administrator's Inertia visits of one server (its cookies and assets version). */
+async function consoleVisitor(url: string) {
+  const cookies = new Map<string, string>()
+  let version = ''
+  const remember = (response: Response) => {
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';')
+      const equals = pair.indexOf('=')
+      cookies.set(pair.slice(0, equals), pair.slice(equals + 1))
+    }
   }
-  const xsrf = cookies.get('XSRF-TOKEN')
-  if (xsrf) headers['x-xsrf-token'] = decodeURIComponent(xsrf)
-  if (body) headers['content-type'] = 'application/json'
-  const started = performance.now()
-  const response = await fetch(`${server.url}${path}`, {
-    method: body ? 'POST' : 'GET',
-    headers,
-    body: body ? JSON.stringify(body) : undefined,
-    redirect: 'manual',
-  })
-  const text = await response.text()
-  const ms = performance.now() - started
-  for (const cookie of response.headers.getSetCookie()) {
-    const [pair] = cookie.split(';')
-    const equals = pair.indexOf('=')
-    cookies.set(pair.slice(0, equals), pair.slice(equals + 1))
+  async function visit(path: string, body?: unknown) {
+    const headers: Record<string, string> = {
+      'accept': 'text/html, application/xhtml+xml',
+      'cookie': [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+      'x-inertia': 'true',
+      'x-inertia-version': version,
+      'x-requested-with': 'XMLHttpRequest',
+    }
+    const xsrf = cookies.get('XSRF-TOKEN')
+    if (xsrf) headers['x-xsrf-token'] = decodeURIComponent(xsrf)
+    if (body) headers['content-type'] = 'application/json'
+    const started = performance.now()
+    const response = await fetch(`${url}${path}`, {
+      method: body ? 'POST' : 'GET',
+      headers,
+      body: body ? JSON.stringify(body) : undefined,
+      redirect: 'manual',
+    })
+    const text = await response.text()
+    const ms = performance.now() - started
+    remember(response)
+    return { status: response.status, text, ms, location: response.headers.get('location') }
   }
-  return { status: response.status, text, ms, location: response.headers.get('location') }
+  const login = await fetch(`${url}/admin/login`)
+  remember(login)
+  version = /&quot;version&quot;:&quot;([^&]*)&quot;/.exec(await login.text())?.[1] ?? ''
+  const signedIn = await visit('/admin/login', { login: ADMIN.code, password: ADMIN.password })
+  if (signedIn.location !== '/admin') throw new Error(`sign-in failed: ${signedIn.status}`)
+  return visit
 }
-
-const login = await fetch(`${server.url}/admin/login`)
-for (const cookie of login.headers.getSetCookie()) {
-  const [pair] = cookie.split(';')
-  const equals = pair.indexOf('=')
-  cookies.set(pair.slice(0, equals), pair.slice(equals + 1))
-}
-version = /&quot;version&quot;:&quot;([^&]*)&quot;/.exec(await login.text())?.[1] ?? ''
-const signedIn = await visit('/admin/login', { login: ADMIN.code, password: ADMIN.password })
-if (signedIn.location !== '/admin') throw new Error(`sign-in failed: ${signedIn.status}`)
+const visit = await consoleVisitor(server.url)
+const visitBefore = serverBefore ? await consoleVisitor(serverBefore.url) : null
 
 // ---- the pages ---------------------------------------------------------------------------------
 const home = await visit('/admin')
@@ -143,27 +159,49 @@ paths.add(`${grid}?page=${Math.max(1, Math.floor(biggest.rows / 100))}`)
 paths.add(`${grid}?row=5`)
 if (text) paths.add(`${grid}?sort=${text.id}&dir=desc`)
 if (number) paths.add(`${grid}?sort=${number.id}`)
+// Searches: a text no row holds (the worst case of a scan), a number some names hold, and a
+// choice a fifth of the rows hold (more candidates than the indexes narrow: it scans).
 paths.add(`${grid}?search=${encodeURIComponent('Customer 12345')}`)
+paths.add(`${grid}?search=12345`)
+paths.add(`${grid}?search=won`)
 
 console.log(
   `\nbench:console on SQLite: ${biggest.rows.toLocaleString('en')} rows in the biggest table, ` +
     `${MESSAGES.toLocaleString('en')} messages, ${VISITS} visits a page\n`
 )
-console.log(`| page | p50 | p90 | target |\n|---|---|---|---|`)
+const percentiles = (times: number[]) => {
+  times.sort((one, other) => one - other)
+  return {
+    p50: times[Math.floor(times.length / 2)],
+    p90: times[Math.min(times.length - 1, Math.floor(times.length * 0.9))],
+  }
+}
+console.log(
+  visitBefore
+    ? `| page | before p50 | before p90 | p50 | p90 | target |\n|---|---|---|---|---|---|`
+    : `| page | p50 | p90 | target |\n|---|---|---|---|`
+)
 for (const path of paths) {
   const times: number[] = []
+  const timesBefore: number[] = []
   let status = 0
   for (let index = 0; index < VISITS; index++) {
+    // The earlier build first: an index the new one builds on its first visit serves both after.
+    if (visitBefore) {
+      const earlier = await visitBefore(path)
+      timesBefore.push(earlier.ms)
+    }
     const answer = await visit(path)
     status = answer.status
     times.push(answer.ms)
   }
-  times.sort((one, other) => one - other)
-  const p50 = times[Math.floor(times.length / 2)]
-  const p90 = times[Math.min(times.length - 1, Math.floor(times.length * 0.9))]
+  const { p50, p90 } = percentiles(times)
   const flag = status !== 200 ? ` (HTTP ${status})` : p50 > TARGET_MS ? ' **over**' : ''
+  const before = visitBefore ? percentiles(timesBefore) : null
   console.log(
-    `| ${path} | ${p50.toFixed(1)} ms | ${p90.toFixed(1)} ms | <= ${TARGET_MS} ms${flag} |`
+    `| ${path} | ${before ? `${before.p50.toFixed(1)} ms | ${before.p90.toFixed(1)} ms | ` : ''}` +
+      `${p50.toFixed(1)} ms | ${p90.toFixed(1)} ms | <= ${TARGET_MS} ms${flag} |`
   )
 }
+await serverBefore?.stop()
 await server.stop()

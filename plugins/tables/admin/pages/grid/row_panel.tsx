@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'react'
-import { ActivityItem, formatDate } from '@console/components/ui'
+import { formatDate } from '@console/components/ui'
 import type { RowPanelData } from './types'
 
 /**
@@ -64,10 +64,10 @@ export function RowPanel(props: { id: string; panel: RowPanelData; onClose: () =
             {panel.history!.total === 0 && <p className="muted small">No recorded change.</p>}
             <ul className="activity" data-history>
               {panel.history!.changes.map((change) => (
-                <ActivityItem key={change.id}>
+                <li key={change.id}>
                   <span className="muted">{formatDate(change.at)}</span> {change.text}{' '}
                   <span className="muted small">(from {change.via})</span>
-                </ActivityItem>
+                </li>
               ))}
             </ul>
             {panel.history!.total > panel.history!.changes.length && (
