@@ -2,7 +2,7 @@ import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { FieldDef, FieldOptions, FieldType } from '../lib/field_types.js'
-import { readQuery } from '#core/native_sql'
+import { readCached, readQuery } from '#core/native_sql'
 import { normalizeFilter, type FilterGroupSpec, type FilterSpec } from '../lib/filter_compiler.js'
 
 export interface FormMeta {
@@ -114,6 +114,9 @@ const toTab = (row: any): TabMeta => ({
   lastModified: Number(row.updated_at),
 })
 
+const CATEGORY_HEAD_SQL =
+  'SELECT c.meta_version, f.* FROM table_categories c JOIN table_forms f ON f.id = c.form_id WHERE c.id = ?'
+
 /**
  * Reads smart-table metadata. Category metadata (fields, views, filters) is
  * cached in process and re-read when the category's meta_version changes, so
@@ -143,12 +146,11 @@ export class MetaService {
     client: QueryClientContract = db.connection()
   ): Promise<{ category: CategoryMeta; form: FormMeta } | null> {
     if (!Number.isSafeInteger(categoryId) || categoryId <= 0) return null
-    // Every request revalidates: one small statement on the driver connection (app/core/native_sql.ts).
-    const heads = await readQuery(
-      'SELECT c.meta_version, f.* FROM table_categories c JOIN table_forms f ON f.id = c.form_id WHERE c.id = ?',
-      [categoryId],
-      client
-    )
+    // Every request revalidates: one small statement on the driver connection (app/core/native_sql.ts),
+    // outside a transaction kept on SQLite until any connection commits (readCached).
+    const heads = client.isTransaction
+      ? await readQuery(CATEGORY_HEAD_SQL, [categoryId], client)
+      : await readCached(CATEGORY_HEAD_SQL, [categoryId])
     const head = heads[0]
     if (!head) {
       this.cache.delete(categoryId)
