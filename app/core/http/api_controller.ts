@@ -108,9 +108,11 @@ export default class ApiController {
     }
     const requestId = req.headers['x-request-id']
     if (requestId) headers['x-request-id'] = requestId
-    headers['content-length'] = String(Buffer.byteLength(text))
+    // Encoded once: its length and the bytes sent (a page of rows is tens of kilobytes).
+    const body = Buffer.from(text)
+    headers['content-length'] = String(body.length)
     res.writeHead(200, headers)
-    res.end(text)
+    res.end(body)
   }
 }
 
