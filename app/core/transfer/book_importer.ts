@@ -386,32 +386,48 @@ export class BookImporter {
   ) {
     const catId = bookState.categories[category.id]
     const fields = [...(category.fields ?? [])].sort((a, b) => int(a.order) - int(b.order))
+    const shapes = (bookState.shapes ??= {})
     for (const field of fields) {
-      if (LATE.has(field.type) !== late || bookState.fields[field.id]) continue
+      if (LATE.has(field.type) !== late) continue
       if (field.encrypted) {
-        this.problem(
-          `table ${category.name}: encrypted field ${field.name} not copied (its values cannot be read without the password)`
-        )
+        if (!bookState.fields[field.id]) {
+          this.problem(
+            `table ${category.name}: encrypted field ${field.name} not copied (its values cannot be read without the password)`
+          )
+        }
         continue
       }
+      const definition = {
+        b_o: bookState.local.b_o,
+        name: field.name,
+        code: field.code || undefined,
+        description: field.description || undefined,
+        readOnly: COMPUTED.has(field.type) ? undefined : Boolean(field.readOnly),
+        order: field.order,
+        options: fieldOptions(field, bookState),
+      }
+      const shape = digest([field.type, definition])
+      const known = bookState.fields[field.id]
+      if (known && shapes[`field:${field.id}`] === shape) continue
       try {
-        const answer = await this.local.call('createField', {
-          b_o: bookState.local.b_o,
-          catId,
-          name: field.name,
-          type: field.type,
-          code: field.code || undefined,
-          description: field.description || undefined,
-          readOnly: COMPUTED.has(field.type) ? undefined : Boolean(field.readOnly),
-          order: field.order,
-          options: fieldOptions(field, bookState),
-        })
-        bookState.fields[field.id] = int(answer.fieldId)
-        await this.wrote('fields')
+        if (known) {
+          // Changed at the source since it was copied: renamed, options, order (not its type).
+          await this.local.call('updateField', { ...definition, fieldId: known })
+          await this.wrote('fields updated')
+        } else {
+          const answer = await this.local.call('createField', {
+            ...definition,
+            catId,
+            type: field.type,
+          })
+          bookState.fields[field.id] = int(answer.fieldId)
+          await this.wrote('fields')
+        }
+        shapes[`field:${field.id}`] = shape
       } catch (error) {
         if (error instanceof TransferStopped) throw error
         this.problem(
-          `table ${category.name}: field ${field.name} (${field.type}) not copied (${describe(error)})`
+          `table ${category.name}: field ${field.name} (${field.type}) not ${known ? 'updated' : 'copied'} (${describe(error)})`
         )
       }
     }
@@ -426,8 +442,8 @@ export class BookImporter {
   ) {
     const catId = bookState.categories[category.id]
     const views: Record<string, any>[] = category.views ?? []
+    const shapes = (bookState.shapes ??= {})
     for (const [index, view] of views.entries()) {
-      if (bookState.views[view.id]) continue
       const params = {
         b_o: bookState.local.b_o,
         name: view.name,
@@ -442,7 +458,16 @@ export class BookImporter {
           ? view.hiddenFields.map((id: number) => bookState.fields[id]).filter(Boolean)
           : undefined,
       }
+      const shape = digest(params)
+      const known = bookState.views[view.id]
+      if (known && shapes[`view:${view.id}`] === shape) continue
       try {
+        if (known) {
+          await this.local.call('updateView', { ...params, viewId: known })
+          shapes[`view:${view.id}`] = shape
+          await this.wrote('views updated')
+          continue
+        }
         if (index === 0 && fresh.viewId) {
           await this.local.call('updateView', { ...params, viewId: fresh.viewId })
           bookState.views[view.id] = fresh.viewId
@@ -451,6 +476,7 @@ export class BookImporter {
           const answer = await this.local.call('createView', { ...params, catId })
           bookState.views[view.id] = int(answer.viewId)
         }
+        shapes[`view:${view.id}`] = shape
         await this.wrote('views')
       } catch (error) {
         if (error instanceof TransferStopped) throw error

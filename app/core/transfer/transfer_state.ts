@@ -21,6 +21,8 @@ export interface BookState {
   tabs: Record<string, number>
   /** source row id -> [local row id, digest of the values written] */
   rows: Record<string, Record<string, [number, string]>>
+  /** `field:<id>` / `view:<id>` -> a digest of the definition last written (update when it changes) */
+  shapes?: Record<string, string>
   /** source comment id -> local comment id */
   comments: Record<string, number>
   /** `<field>:<row>` -> the comment summary stamp last copied */
