@@ -41,6 +41,10 @@ import {
  * of fewer than 3 characters, more than SEARCH_MAX_CANDIDATES candidate rows), the search
  * scans as before (`null`).
  *
+ * A search that scans counts at most GridSearch.countCap rows (the grid then says "more than
+ * 10,000" and pages through those): a text a fifth of the rows hold costs the scan of the first
+ * fifty thousand rows instead of a million.
+ *
  * Sort: a column sort of a table of GridSearch.indexMinRows rows or more gets the index a saved
  * view's sort gets (SchemaService.ensureIndex: column, ord, id), built on the first sort
  * and reported in the grid; the page is then read from the index instead of a scan and a
@@ -72,6 +76,11 @@ export interface BuiltIndex {
 export class GridSearch {
   /** Tables smaller than this are sorted and searched without building an index (a scan is fast). */
   static indexMinRows = 10_000
+  /**
+   * A search the indexes cannot narrow counts its rows up to this many (a scan stops there):
+   * a common word then costs a part of the table, not all of it; the grid says "more than".
+   */
+  static countCap = 10_000
 
   constructor(
     private meta: MetaService,

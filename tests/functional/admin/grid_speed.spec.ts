@@ -159,6 +159,39 @@ test.group('console grid: search by indexes', () => {
   })
 })
 
+test.group('console grid: a search that scans counts up to a cap', (group) => {
+  const cap = GridSearch.countCap
+  group.each.teardown(() => {
+    GridSearch.countCap = cap
+  })
+
+  test('past the cap the grid says "more than", shows the same first rows and pages within the cap', async ({
+    assert,
+  }) => {
+    const fx = await searchFixture()
+    const { client } = await signedInAdmin()
+    // "e": too short for the indexes, the search scans; it is in every row's name or notes.
+    const full = await pageOf(client, `/admin/tables/${fx.catId}?search=e`)
+    assert.isFalse(full.props.rows.more)
+    assert.equal(full.props.rows.total, 6)
+    GridSearch.countCap = 4
+    const capped = await pageOf(client, `/admin/tables/${fx.catId}?search=e`)
+    assert.isTrue(capped.props.rows.more)
+    assert.equal(capped.props.rows.total, 4)
+    const ids = (page: typeof full) => page.props.rows.items.map((row: { id: number }) => row.id)
+    assert.deepEqual(ids(capped), ids(full), 'the page shows the same rows')
+    GridSearch.countCap = 6
+    const exact = await pageOf(client, `/admin/tables/${fx.catId}?search=e`)
+    assert.isFalse(exact.props.rows.more, 'as many rows as the cap: not more')
+    assert.equal(exact.props.rows.total, 6)
+    // A search the indexes narrow (SQLite) is counted exactly, whatever the cap.
+    GridSearch.countCap = 1
+    const narrowed = await pageOf(client, `/admin/tables/${fx.catId}?search=acme`)
+    assert.equal(narrowed.props.rows.more, !textIndexSupported())
+    assert.equal(narrowed.props.rows.total, textIndexSupported() ? 4 : 1)
+  })
+})
+
 test.group('console grid: sort of a big table', (group) => {
   const minRows = GridSearch.indexMinRows
   group.each.teardown(() => {

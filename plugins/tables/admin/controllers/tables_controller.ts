@@ -27,8 +27,9 @@ import { CommentsService } from '../../services/comments_service.js'
 import { HistoryService } from '../../services/history_service.js'
 import { TableAccess } from '../../services/table_access.js'
 import { TableExport } from '../../services/table_export.js'
-import { RowSelection } from '../../services/row_selection.js'
-import { sqlColumnOf } from '../../lib/field_types.js'
+import { RowSelection, type Selection } from '../../services/row_selection.js'
+import { rowTableName, sqlColumnOf } from '../../lib/field_types.js'
+import { quoteId, readQuery } from '#core/native_sql'
 import { categoryOfRowId, ROW_ID_SPACE } from '../../services/schema_service.js'
 
 const BOOKS_PER_PAGE = 20
@@ -143,6 +144,7 @@ export default class TablesController {
     const empty = {
       items: [],
       total: 0,
+      more: false,
       page: 1,
       perPage: query.perPage,
       search: query.search,
@@ -159,6 +161,7 @@ export default class TablesController {
         const index = await this.search.ensureIndex(category, sorted, sortColumn)
         if (index) built.push(index)
       }
+      let scans = false
       if (query.search) {
         const narrowed = await this.search.candidates(
           category,
@@ -168,9 +171,13 @@ export default class TablesController {
         if (narrowed) {
           selection.where.push(narrowed.where)
           built.push(...narrowed.built)
-        }
+        } else scans = true
       }
-      const total = await this.selection.count(category, selection)
+      const counted = scans
+        ? await this.cappedCount(category, selection, GridSearch.countCap)
+        : await this.selection.count(category, selection)
+      const more = scans && counted > GridSearch.countCap
+      const total = more ? GridSearch.countCap : counted
       const page = Math.min(query.page, Math.max(1, Math.ceil(total / query.perPage)))
       const pageRows = await this.selection.selectRows(category, selection, {
         offset: (page - 1) * query.perPage,
@@ -198,6 +205,7 @@ export default class TablesController {
             cells: category.fields.map((field) => cellDisplay(field, row.fields[field.name])),
           })),
         total,
+        more,
         page,
         perPage: query.perPage,
         search: query.search,
@@ -208,6 +216,16 @@ export default class TablesController {
       if (!(error instanceof RpcError)) throw error
       return { ...empty, error: withoutIds(error.message) }
     }
+  }
+
+  /** The rows a selection selects, counted up to `cap` + 1 (the scan stops there). */
+  private async cappedCount(category: Found['category'], selection: Selection, cap: number) {
+    const where = this.selection.whereOf(selection)
+    const rows = await readQuery(
+      `SELECT COUNT(*) AS total FROM (SELECT 1 AS one FROM ${quoteId(rowTableName(category.id))} t ${where.sql} LIMIT ${cap + 1}) c`,
+      where.bindings
+    )
+    return Number(rows[0]?.total ?? 0)
   }
 
   /** The row panel: the row's cells, its comments and its last changes. */

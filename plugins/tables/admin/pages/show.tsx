@@ -346,7 +346,7 @@ export default function TableShow(props: GridProps) {
               </tbody>
             </table>
           </div>
-          <GridPager page={rows.page} perPage={rows.perPage} total={rows.total} />
+          <GridPager page={rows.page} perPage={rows.perPage} total={rows.total} more={rows.more} />
         </Card>
         {panel && <RowPanel id="row-panel" panel={panel} onClose={closePanel} />}
       </div>

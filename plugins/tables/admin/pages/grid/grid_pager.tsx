@@ -6,7 +6,13 @@ import { visit, withQuery } from './navigation'
  * First, previous, a page number to jump to, next and last. Pages past the last are the last
  * (the server clamps them); the links keep every other parameter of the grid.
  */
-export function GridPager(props: { page: number; perPage: number; total: number }) {
+export function GridPager(props: {
+  page: number
+  perPage: number
+  total: number
+  /** A search counted up to `total` rows only: there are more (see GridSearch.countCap). */
+  more?: boolean
+}) {
   const { url } = usePage()
   const pages = Math.max(1, Math.ceil(props.total / props.perPage))
   const [jump, setJump] = useState(String(props.page))
@@ -34,8 +40,11 @@ export function GridPager(props: { page: number; perPage: number; total: number 
         {link(props.page - 1, '‹ Previous', 'prev', props.page > 1)}
       </span>
       <span className="muted" aria-live="polite">
-        Page {props.page.toLocaleString('en')} of {pages.toLocaleString('en')} ·{' '}
-        {props.total.toLocaleString('en')} in all
+        Page {props.page.toLocaleString('en')} of {pages.toLocaleString('en')}
+        {props.more ? '+' : ''} ·{' '}
+        {props.more
+          ? `more than ${props.total.toLocaleString('en')} match: narrow the search to page further`
+          : `${props.total.toLocaleString('en')} in all`}
       </span>
       <form className="jump" onSubmit={submit}>
         <label className="inline-label">

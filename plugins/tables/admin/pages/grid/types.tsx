@@ -39,6 +39,8 @@ export interface GridRow {
 export interface GridRows {
   items: GridRow[]
   total: number
+  /** A search that scans counted only its first `total` rows: there are more. */
+  more: boolean
   page: number
   perPage: number
   search: string
