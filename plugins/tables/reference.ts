@@ -203,6 +203,9 @@ export default defineReference({
         fieldId: 'the link field',
         catId: 'the linked table',
         values: 'the rows with their display text',
+        total: "the rows matching, counted up to 1,000 (or up to the page's end when further)",
+        totalCapped:
+          'true when more rows match than `total` (then the cap): read it as "more than"',
       },
       example: { ...T, fieldId: 15, maxRows: 20 },
       errors: ['NOT_FOUND', 'FORBIDDEN'],
