@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { serverUrl } from '#tests/helpers/server'
-import { hasChromium, noChromium, shot } from './chromium.js'
+import { SHOTS, hasChromium, noChromium, shot } from './chromium.js'
 import { openPage, useConsoleBrowser } from './console_browser.js'
 
 const loopback = (url: string) =>
@@ -39,7 +39,8 @@ test.group('API reference page in a browser', (group) => {
         await page.getByText('tables', { exact: true }).first().click()
         await page.getByText('A page of rows of a table').first().click()
         await page.getByRole('heading', { name: 'A page of rows of a table' }).first().waitFor()
-        await shot(page, '50-api-docs-tables')
+        // The viewport only: the whole page is several screens of every plugin's operations.
+        await page.screenshot({ path: `${SHOTS}/50-api-docs-tables.png` })
 
         await page.goto(`${serverUrl()}/docs?api=socket`)
         await page.getByText('Quire socket', { exact: false }).first().waitFor({ timeout: 30_000 })

@@ -85,7 +85,11 @@ function operationObject(entry: OperationEntry, label: DocumentLabel) {
   const schema = requestSchema(entry)
   const example = exampleOf(entry)
   const content: Record<string, unknown> = {
-    'application/x-www-form-urlencoded': { schema, example },
+    'application/x-www-form-urlencoded': {
+      schema,
+      // `examples` rather than `example`: Scalar fills its request samples from it.
+      examples: { call: { summary: doc?.summary ?? entry.name, value: example } },
+    },
   }
   if (Operation.files) {
     content['multipart/form-data'] = {

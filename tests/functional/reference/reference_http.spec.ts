@@ -37,7 +37,7 @@ test.group('API reference over HTTP', () => {
     const example =
       document.paths['/live/api.php#createAppkey'].post.requestBody.content[
         'application/x-www-form-urlencoded'
-      ].example
+      ].examples.call.value
     const answer = await fetch(`${serverUrl()}/live/api.php`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },

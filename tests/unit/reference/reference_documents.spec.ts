@@ -127,7 +127,9 @@ test.group('API reference: documents', () => {
       assert.exists(operation, entry.name)
       assert.equal(operation['x-quire-auth'], entry.Operation.auth)
       assert.isNotEmpty(operation['x-quire-errors'])
-      assert.exists(operation.requestBody.content['application/x-www-form-urlencoded'].example)
+      assert.exists(
+        operation.requestBody.content['application/x-www-form-urlencoded'].examples.call.value
+      )
       if (entry.Operation.files) assert.exists(operation.requestBody.content['multipart/form-data'])
     }
     // Part B: the media URL family, the tus endpoint and the auth service.
