@@ -5,6 +5,7 @@ import { resetAuthState } from '#plugins/auth_service/tests/helpers'
 import { hasChromium, noChromium, shot } from './chromium.js'
 import { apiAs, openPage, useConsoleBrowser } from './console_browser.js'
 import { expectNoSeriousViolations } from './axe.js'
+import { GridSearch } from '#plugins/tables/admin/grid_search'
 
 const LONG =
   'a long message that does not fit on one line of the dashboard at 1366 px, so the line is cut and must open in full'
@@ -30,7 +31,18 @@ test.group('admin console in a browser: long activity lines, a one-field table',
       assert.equal(sent.body.status, 'ok', sent.text)
       const table = await call({ req: 'createTable', b_o: admin.code, b_c: book, name: 'Solo' })
       const catId = Number(table.body.catId)
-      await call({ req: 'createField', b_o: admin.code, catId, name: 'Only', type: 'shorttext' })
+      const field = await call({
+        req: 'createField',
+        b_o: admin.code,
+        catId,
+        name: 'Only',
+        type: 'shorttext',
+      })
+      const rows = Object.fromEntries(
+        ['one', 'two', 'four'].map((text, index) => [`tmp${index}`, { [field.body.fieldId]: text }])
+      )
+      await call({ req: 'createOrUpdateTableRows', b_o: admin.code, rows: JSON.stringify(rows) })
+      const { countCap, indexMinRows } = GridSearch
 
       const { context, page, errors } = await openPage(browser())
       try {
@@ -76,8 +88,30 @@ test.group('admin console in a browser: long activity lines, a one-field table',
         const summary = await page.locator('h1 + p').innerText()
         assert.match(summary, /^1 field ·/)
         await shot(page, '62-grid-one-field')
+
+        // A search that scans past the count cap says so; a sort of a big table reports its index.
+        GridSearch.countCap = 2
+        await page.goto(`${serverUrl()}/admin/tables/${catId}?search=o`)
+        const pager = page.locator('[data-pager=rows]')
+        await pager.waitFor()
+        assert.include(await pager.innerText(), 'Page 1 of 1+')
+        assert.include(await pager.innerText(), 'more than 2 match: narrow the search')
+        assert.equal(await page.locator('table.grid tbody tr').count(), 3)
+        await shot(page, '63-grid-search-more')
+        GridSearch.indexMinRows = 2
+        await page.goto(`${serverUrl()}/admin/tables/${catId}?sort=${field.body.fieldId}`)
+        const built = page.locator('[data-index-built]')
+        await built.waitFor()
+        assert.match(await built.innerText(), /^An index on Only was built \(\d+\.\d s\)/)
+        await shot(page, '64-grid-index-built')
+        await expectNoSeriousViolations(page, 'grid with an index built')
+        await page.reload()
+        await page.locator('table.grid tbody tr').first().waitFor()
+        assert.equal(await built.count(), 0, 'built once: not reported again')
         assert.deepEqual(errors, [])
       } finally {
+        GridSearch.countCap = countCap
+        GridSearch.indexMinRows = indexMinRows
         await context.close()
       }
     })
