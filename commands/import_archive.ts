@@ -61,7 +61,15 @@ export default class ImportArchive extends BaseCommand {
         }
         return 'done'
       })
-      await tasks.run()
+      // Ctrl-C ends the run after the write under way, its mapping saved (SIGTERM stays the
+      // application's: bin/console.ts terminates the app on it).
+      const stop = () => importer.requestStop()
+      process.once('SIGINT', stop)
+      try {
+        await tasks.run()
+      } finally {
+        process.off('SIGINT', stop)
+      }
       for (const line of support.reportLines(importer.report)) this.logger.info(line)
       if (this.report) {
         await writeFile(

@@ -96,7 +96,15 @@ export default class ImportRemote extends BaseCommand {
         }
         return 'done'
       })
-      await tasks.run()
+      // Ctrl-C ends the run after the write under way, its mapping saved (SIGTERM stays the
+      // application's: bin/console.ts terminates the app on it).
+      const stop = () => importer.requestStop()
+      process.once('SIGINT', stop)
+      try {
+        await tasks.run()
+      } finally {
+        process.off('SIGINT', stop)
+      }
       const report = importer.report
       for (const line of support.reportLines(report)) this.logger.info(line)
       this.logger.info(`State: ${statePath}`)

@@ -81,6 +81,7 @@ export class BookImporter {
   private writes = 0
   /** The state's key of the book being copied (the rows journal names it). */
   private bookKey = ''
+  private stopRequested = false
 
   constructor(
     private source: TransferSource,
@@ -93,6 +94,14 @@ export class BookImporter {
       sourceUser?: string
     } = {}
   ) {}
+
+  /**
+   * Stops after the write under way, its mapping saved (the commands call it on SIGINT:
+   * Ctrl-C interrupts between two writes, never between a write and its record).
+   */
+  requestStop() {
+    this.stopRequested = true
+  }
 
   async run() {
     const books = await this.source.books()
@@ -114,7 +123,8 @@ export class BookImporter {
   private async wrote(what: string, by = 1) {
     this.count(what, by)
     this.writes += by
-    if (this.options.stopAfter && this.writes >= this.options.stopAfter) {
+    const reached = this.options.stopAfter && this.writes >= this.options.stopAfter
+    if (reached || this.stopRequested) {
       await this.state.save()
       throw new TransferStopped(this.writes)
     }
