@@ -28,6 +28,15 @@ const outboxConfig = {
    */
   sends: env.get('OUTBOX_SENDS', 128),
   sendsPerRecipient: env.get('OUTBOX_SENDS_PER_RECIPIENT', 16),
+  /**
+   * With the in-process queue (no Redis), who sends: `process`, a sending process the web
+   * process forks at a lower CPU priority (`node ace outbox:send`: deliveries never take the
+   * web process's CPU), or `inline`, the web process itself (the test environment's default).
+   * With Redis, `queue:work` processes and QUEUE_INLINE_WORKER decide instead.
+   */
+  sender: env.get('OUTBOX_SENDER', env.get('NODE_ENV') === 'test' ? 'inline' : 'process'),
+  /** The sending process's niceness: 0 is the web process's priority, 19 only idle CPU. */
+  senderNice: env.get('OUTBOX_SENDER_NICE', 10),
 }
 
 export default outboxConfig

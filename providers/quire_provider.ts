@@ -7,6 +7,7 @@ import { Dispatcher } from '#core/rpc/dispatcher'
 import { GatewayAuth } from '#core/auth/gateway_auth'
 import { PluginRegistry } from '#core/plugins/plugin_registry'
 import { OutboxService } from '#core/outbox/outbox_service'
+import { DetachedSender } from '#core/outbox/detached_sender'
 import { InstanceRegistry, type ReportStore } from '#core/health/instances'
 import { ERRORS_KEPT, shareErrors } from '#core/health/error_log'
 import { AuditLog } from '#core/audit/audit_log'
@@ -74,6 +75,7 @@ export default class QuireProvider {
   async shutdown() {
     if (this.auditPrune) clearInterval(this.auditPrune)
     this.outbox?.stopSweeper()
+    await this.sender?.stop()
     await this.instances?.stop()
     await this.stamps?.close()
   }
@@ -147,11 +149,45 @@ export default class QuireProvider {
     })
   }
 
+  /** The web process's sending process (OUTBOX_SENDER=process with the in-process queue). */
+  private sender: DetachedSender | null = null
+
+  /**
+   * With the in-process queue and OUTBOX_SENDER=process, a forked `outbox:send`
+   * process sends this web process's deliveries (docs/outbox.md): kicks go to
+   * it, and the hub messages it makes come back for this process's sockets.
+   */
+  private async detachSending(outbox: OutboxService) {
+    const { default: outboxConfig } = await import('#config/outbox')
+    const { QueueService } = await import('#core/services/queue_service')
+    const queue = await this.app.container.make(QueueService)
+    if (outboxConfig.sender !== 'process' || queue.driverKind !== 'memory') return
+    const { SocketHub } = await import('#core/socket/hub')
+    const hub = await this.app.container.make(SocketHub)
+    const logger = await this.app.container.make('logger')
+    this.sender = new DetachedSender(
+      {
+        aceScript: this.app.makePath('ace.js'),
+        nice: outboxConfig.senderNice,
+        logger,
+        relay: (raw) => hub.receive(raw),
+      },
+      () => {
+        this.sender = null
+        outbox.detachSending(null)
+        outbox.kick()
+      }
+    )
+    outbox.detachSending(this.sender)
+    this.sender.start()
+  }
+
   /** Serving processes sweep for deliveries whose job was lost (a crash, an in-process queue). */
   async ready() {
     if (!['web', 'test'].includes(this.app.getEnvironment())) return
     const outbox = await this.app.container.make(OutboxService)
     outbox.startSweeper()
+    if (this.app.getEnvironment() === 'web') await this.detachSending(outbox)
     await this.startAuditPrune()
     await this.startInstanceReports()
   }

@@ -51,6 +51,8 @@ const POLL_MS = 20
 /** Attempts are written together: after this delay, or at once past FLUSH_ROWS. */
 const FLUSH_MS = 5
 const FLUSH_ROWS = 200
+/** Sends ending while rows wait for room are answered by one claim this long after the first. */
+const STARVED_CLAIM_MS = 10
 
 /** One attempt's end, waiting to be written with others. */
 interface Ended {
@@ -90,6 +92,9 @@ export class OutboxPump {
   private ended: Ended[] = []
   private flushTimer: NodeJS.Timeout | null = null
   private flushing: Promise<void> = Promise.resolve()
+  private wakeTimer: NodeJS.Timeout | null = null
+  /** A graceful stop began: nothing more is claimed. */
+  private stopped = false
 
   constructor(private host: PumpHost) {}
 
@@ -99,6 +104,7 @@ export class OutboxPump {
    * earlier); `reclaim`: also take back deliveries whose claim lapsed.
    */
   wake(openUntil = 0, reclaim = false) {
+    if (this.stopped) return
     this.openUntil = Math.max(this.openUntil, openUntil)
     if (reclaim) this.reclaim = true
     if (this.running) {
@@ -116,10 +122,24 @@ export class OutboxPump {
       })
   }
 
+  /**
+   * After sends end while rows wait for room: one claim for the sends that end
+   * within STARVED_CLAIM_MS, not one each (a claim that finds only recipients
+   * without room reads every row they have waiting).
+   */
+  private wakeSoon() {
+    if (this.wakeTimer) return
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = null
+      this.wake()
+    }, STARVED_CLAIM_MS)
+  }
+
   private async loop() {
     for (;;) {
       this.again = false
       const startedAt = Date.now()
+      if (this.stopped) return
       const room = Math.min(BATCH, this.host.slots.room)
       if (room === 0) this.starved = true
       if (room > 0) {
@@ -220,7 +240,7 @@ export class OutboxPump {
           )
           .finally(() => {
             this.host.slots.release(delivery.recipient)
-            if (this.starved) this.wake()
+            if (this.starved) this.wakeSoon()
           })
     }
   }
@@ -354,6 +374,19 @@ export class OutboxPump {
         'outbox channel hook failed'
       )
     }
+  }
+
+  /**
+   * A graceful stop (a sending process told to end): claims nothing more,
+   * waits up to `graceMs` for the sends in flight, and writes their attempts.
+   * A send still running then keeps its claim, which lapses: sent again later.
+   */
+  async stop(graceMs: number) {
+    this.stopped = true
+    const deadline = Date.now() + graceMs
+    while (this.host.slots.active > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    await this.settled()
   }
 
   /** Waits for the attempts ended so far to be written (tests, a graceful stop). */

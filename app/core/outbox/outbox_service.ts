@@ -6,6 +6,7 @@ import { writeQuery } from '#core/native_sql'
 import type { BackoffPolicy } from './backoff.js'
 import { SendSlots } from './send_slots.js'
 import { OutboxPump, type DeliveryRow } from './outbox_pump.js'
+import type { DetachedSender } from './detached_sender.js'
 import type {
   DeliveryState,
   OutboxChannel,
@@ -75,6 +76,8 @@ export class OutboxService {
   private lastPrune = 0
   /** Local wake-ups scheduled (in-process queue), one timer per kick window. */
   private timers = new Map<number, NodeJS.Timeout>()
+  /** With the in-process queue and OUTBOX_SENDER=process: the process that pumps instead of this one. */
+  private sender: DetachedSender | null = null
   readonly slots: SendSlots
   readonly pump: OutboxPump
 
@@ -92,6 +95,14 @@ export class OutboxService {
       logger,
       kickAt: (at) => this.kick(at),
     })
+  }
+
+  /**
+   * Hands this process's sending to a detached sender (the in-process queue's
+   * OUTBOX_SENDER=process): kicks go to it from now on; null takes sending back.
+   */
+  detachSending(sender: DetachedSender | null) {
+    this.sender = sender
   }
 
   /** A plugin's channel adapter (its provider's boot). */
@@ -195,13 +206,13 @@ export class OutboxService {
     const now = Date.now()
     const window = Math.ceil(Math.max(at, now) / KICK_WINDOW_MS) * KICK_WINDOW_MS
     if (queue.driverKind === 'memory') {
-      if (at <= now) return this.pump.wake(0, reclaim)
+      if (at <= now) return this.wakeSender(0, window, reclaim)
       if (this.timers.has(window)) return
       const handle = setTimeout(
         () => {
           this.timers.delete(window)
           // A timer may fire a little early: the pump keeps looking until the window has begun.
-          this.pump.wake(window)
+          this.wakeSender(window, window, false)
         },
         Math.min(window - now, MAX_DELAY_MS)
       )
@@ -218,6 +229,17 @@ export class OutboxService {
         idempotencyKey: `outbox:kick:${window}${reclaim ? ':reclaim' : ''}`,
       }
     )
+  }
+
+  /**
+   * With the in-process queue: wakes this process's pump, or the detached
+   * sender's. A commit in this process is visible to this pump's claim at
+   * once (`openUntil`); the sender, a process of its own, keeps looking until
+   * the kick's window and a margin have passed, like a queue worker.
+   */
+  private wakeSender(openUntil: number, window: number, reclaim: boolean) {
+    if (this.sender) this.sender.kick(window + KICK_MARGIN_MS, reclaim)
+    else this.pump.wake(openUntil, reclaim)
   }
 
   /** The `core.outbox` job: this process's pump looks for due deliveries (and does not wait for them). */

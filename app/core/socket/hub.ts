@@ -340,7 +340,8 @@ export class SocketHub {
     })
   }
 
-  private receive(raw: string) {
+  /** A message of the bus, or relayed by the web process's detached outbox sender. */
+  receive(raw: string) {
     let message: BusMessage
     try {
       message = JSON.parse(raw)

@@ -68,7 +68,7 @@ export function rowsContributor(index: SubscriptionIndex): OutboxContributor<Row
   return {
     wants: (event) => fires(event) && index.hasCategory(event.categoryId),
     async entries(event, client) {
-      const subscriptions = await active(client, { categoryId: event.categoryId })
+      const subscriptions = await active(client, { categoryId: event.categoryId }, index)
       if (subscriptions.length === 0) return []
       const users = await codes(client, [event.actorId, event.onBehalfOf])
       const created = new Set(event.created)
@@ -116,11 +116,17 @@ export function rowsContributor(index: SubscriptionIndex): OutboxContributor<Row
   }
 }
 
-/** The active subscriptions of a table (catId) or of a book (category null), read in the write's transaction. */
+/**
+ * The active subscriptions of a table (catId) or of a book (category null):
+ * the index's copy when it is fresh, else read in the write's transaction.
+ */
 async function active(
   client: QueryClientContract,
-  where: { categoryId?: number; bookId?: number }
+  where: { categoryId?: number; bookId?: number },
+  index?: SubscriptionIndex
 ) {
+  const known = index?.activeFor(where)
+  if (known) return known
   const rows =
     where.categoryId !== undefined
       ? await readQuery(
@@ -171,7 +177,7 @@ export function messagesContributor(index: SubscriptionIndex): OutboxContributor
     wants: (event) => index.hasBook(event.bookId),
     async entries(event, client) {
       const type = `message.${event.kind}`
-      const all = await active(client, { bookId: event.bookId })
+      const all = await active(client, { bookId: event.bookId }, index)
       const subscriptions = all.filter((subscription) => listOf(subscription.events).includes(type))
       if (subscriptions.length === 0) return []
       const creatorId = Number(event.row.creator_id)
@@ -208,7 +214,7 @@ export function commentsContributor(index: SubscriptionIndex): OutboxContributor
     wants: (event) => index.hasCategory(event.categoryId),
     async entries(event, client) {
       const type = 'comment.created'
-      const all = await active(client, { categoryId: event.categoryId })
+      const all = await active(client, { categoryId: event.categoryId }, index)
       const subscriptions = all.filter((subscription) => {
         const only = listOf(subscription.field_ids).map(Number)
         return (

@@ -1,5 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import webhooksConfig from '../config.js'
+import type { WebhookRow } from './webhook_service.js'
 
 /**
  * Which tables and books have an active subscription, in memory, so that a
@@ -9,10 +10,16 @@ import webhooksConfig from '../config.js'
  * the write's transaction, which is always right). Changes made by this
  * process are seen at once (reload after each change); another instance's
  * within `indexTtlMs` (the next reload after a read found it stale).
+ *
+ * It also keeps the active subscriptions themselves, so a write does not
+ * read them (`activeFor`); while the copy is stale or being reloaded it
+ * answers null and the writer reads the database.
  */
 export class SubscriptionIndex {
   private categories: Set<number> | null = null
   private books: Set<number> | null = null
+  private byCategory = new Map<number, WebhookRow[]>()
+  private byBook = new Map<number, WebhookRow[]>()
   private loadedAt = 0
   private loading: Promise<void> | null = null
 
@@ -26,8 +33,20 @@ export class SubscriptionIndex {
     return this.books === null || (bookId !== undefined && this.books.has(bookId))
   }
 
+  /** The active subscriptions of a table (catId) or of a book, or null when the copy may be stale. */
+  activeFor(where: { categoryId?: number; bookId?: number }): WebhookRow[] | null {
+    if (this.categories === null || this.loading || this.stale()) return null
+    return where.categoryId !== undefined
+      ? (this.byCategory.get(where.categoryId) ?? [])
+      : (this.byBook.get(where.bookId ?? 0) ?? [])
+  }
+
+  private stale() {
+    return Date.now() - this.loadedAt >= webhooksConfig.indexTtlMs
+  }
+
   private refreshIfStale() {
-    if (Date.now() - this.loadedAt >= webhooksConfig.indexTtlMs && !this.loading)
+    if (this.stale() && !this.loading)
       void this.reload().catch(() => {
         // The database is not ready (boot, tests migrating): answer yes until it is.
         this.categories = null
@@ -38,15 +57,19 @@ export class SubscriptionIndex {
   /** Reads the active subscriptions again (after a change here, or when stale). */
   reload(): Promise<void> {
     const run = async () => {
-      const rows = await db.from('webhooks').where('active', true).select('book_id', 'category_id')
-      const categories = new Set<number>()
-      const books = new Set<number>()
+      const rows: WebhookRow[] = await db.from('webhooks').where('active', true).orderBy('id')
+      const byCategory = new Map<number, WebhookRow[]>()
+      const byBook = new Map<number, WebhookRow[]>()
+      const add = (map: Map<number, WebhookRow[]>, key: number, row: WebhookRow) =>
+        map.set(key, [...(map.get(key) ?? []), row])
       for (const row of rows) {
-        if (row.category_id) categories.add(Number(row.category_id))
-        else books.add(Number(row.book_id))
+        if (row.category_id) add(byCategory, Number(row.category_id), row)
+        else add(byBook, Number(row.book_id), row)
       }
-      this.categories = categories
-      this.books = books
+      this.byCategory = byCategory
+      this.byBook = byBook
+      this.categories = new Set(byCategory.keys())
+      this.books = new Set(byBook.keys())
       this.loadedAt = Date.now()
     }
     const loading = (this.loading ?? Promise.resolve()).then(run, run)

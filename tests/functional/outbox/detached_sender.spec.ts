@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs'
+import { test } from '@japa/runner'
+import { hasRedis } from '#tests/helpers/database'
+import { caller, eventually, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
+import { attached } from '#tests/functional/socket/socket_client'
+import { startReceiver } from '#plugins/webhooks/tests/helpers/receiver'
+import { table, withoutSweeper } from '#plugins/webhooks/tests/helpers/setup'
+import { startQuire, type QuireProcess } from '../../../bench/lib/quire_process.js'
+
+/** api.php on a given server as a session. */
+function callerOn(base: string, session: { o_u: string; sesskey: string }) {
+  return async (req: string, params: Record<string, unknown> = {}) => {
+    const response = await fetch(`${base}/live/api.php`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        req,
+        o_u: session.o_u,
+        u_c: session.o_u,
+        sesskey: session.sesskey,
+        ...Object.fromEntries(Object.entries(params).map(([key, value]) => [key, String(value)])),
+      }).toString(),
+    })
+    return (await response.json()) as Record<string, any>
+  }
+}
+
+/** The pids of a process's children whose command line holds `outbox:send` (Linux /proc). */
+function sendersOf(pid: number): number[] {
+  let children: string[] = []
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)
+  } catch {
+    return []
+  }
+  return children.map(Number).filter((child) => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('outbox:send')
+    } catch {
+      return false
+    }
+  })
+}
+
+const needs = () =>
+  hasRedis()
+    ? 'the detached sender serves the in-process queue only (REDIS_HOST is set: skipped)'
+    : null
+
+/**
+ * OUTBOX_SENDER=process (the embedded default outside tests): a real server
+ * process (bin/server.ts, the suite's database) forks `node ace outbox:send`,
+ * which sends its deliveries; killed, it is started again and nothing is
+ * lost; the hub messages it makes (a system message) reach the web
+ * process's sockets.
+ */
+test.group('outbox: the web process sends through a process of its own', (group) => {
+  // This process shares the database: its sweeper stays out of the way (only the child's sender sends).
+  group.setup(withoutSweeper)
+
+  test('deliveries go out through the sender; a killed sender is restarted and loses nothing; its hub messages reach the sockets', async ({
+    assert,
+    cleanup,
+  }) => {
+    const receiver = await startReceiver()
+    cleanup(() => receiver.close())
+    const book = await makeBook()
+    const t = await table(caller(book.session), book)
+
+    const server: QuireProcess = await startQuire({
+      ...process.env,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'warn',
+      OUTBOX_SENDER: 'process',
+      WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8',
+      WEBHOOKS_DISABLE_AFTER_FAILURES: '1',
+      OUTBOX_MAX_ATTEMPTS: '1',
+      OUTBOX_SWEEP_MS: '500',
+      OUTBOX_SWEEP_GRACE_MS: '500',
+    })
+    cleanup(() => server.stop())
+    server.child.stdout?.resume()
+    const call = callerOn(server.url, book.session)
+    const created = ok(
+      await call('createWebhook', {
+        b_o: book.b_o,
+        catId: t.catId,
+        url: receiver.url,
+        events: 'row.created',
+      })
+    )
+    receiver.state.secrets.push(created.secret)
+    const write = async (key: string) =>
+      ok(
+        await call('createOrUpdateTableRow', {
+          rowId: `tmp${key}`,
+          catId: t.catId,
+          bypassUrlTrigger: 'false',
+          fieldValues: JSON.stringify({ [t.item]: key }),
+        })
+      )
+    const items = () => receiver.received.map((entry) => entry.body.data.fields[0].new)
+
+    // The web process has forked its sender.
+    await eventually(async () => sendersOf(server.child.pid!).length === 1, 60_000)
+    const [first] = sendersOf(server.child.pid!)
+    await write('one')
+    await eventually(async () => items().includes('one'), 30_000)
+
+    // Killed outright: a write meanwhile waits in the outbox and goes once a new sender runs.
+    process.kill(first, 'SIGKILL')
+    await write('two')
+    await eventually(async () => {
+      const senders = sendersOf(server.child.pid!)
+      return senders.length === 1 && senders[0] !== first
+    }, 60_000)
+    await eventually(async () => items().includes('two'), 30_000)
+    assert.sameMembers(items(), ['one', 'two'], 'each change delivered once')
+    assert.lengthOf(receiver.rejected, 0)
+
+    // A delivery that fails for good disables the subscription: the sender writes the creator's
+    // system message, and its hub message reaches the creator's socket on the web process.
+    const socket = await attached(book.session, server.url)
+    cleanup(async () => {
+      await socket.close()
+    })
+    receiver.state.answer = () => 500
+    await write('three')
+    const frame = await socket.next(
+      (candidate) => candidate.type === 11 && candidate.msg === 'webhookDisabled',
+      30_000,
+      "the webhookDisabled system message, relayed from the sender's hub"
+    )
+    assert.equal(frame.value.webhookId, created.webhook.id)
+  })
+    .timeout(180_000)
+    .skip(Boolean(needs()), needs() ?? undefined)
+})
