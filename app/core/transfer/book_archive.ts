@@ -165,10 +165,6 @@ export class ArchiveSource implements TransferSource {
     return { messages: this.document.messages, sstamp: this.document.messagesStamp }
   }
 
-  async changedMessages() {
-    return []
-  }
-
   async tables() {
     return this.document.tables
   }

@@ -227,19 +227,24 @@ export class BookImporter {
       this.problem(`book ${book.b_o}/${book.b_c}: messages not read (${describe(error)})`)
       return
     }
-    if (bookState.messagesStamp) {
-      const changed = await this.source.changedMessages(book, bookState.messagesStamp)
-      for (const message of changed.filter((candidate) => candidate.del)) {
-        const mapped = bookState.messages[String(message.smid)]
-        if (!mapped) continue
-        try {
-          await this.local.call('deleteMsg', { ...bookState.local, msg_id: mapped[0], msg: '' })
-        } catch (error) {
-          this.problem(`message ${message.smid}: not deleted here (${describe(error)})`)
+    // A message copied before and no longer listed was deleted (or moved) at the source. The
+    // listing holds every message still there, so absence is exact, whatever the server's limit
+    // on the deleted messages getBookMessages' sstamp form would list.
+    const present = new Set(listed.messages.map((message) => String(message.smid)))
+    for (const smid of Object.keys(bookState.messages).filter((id) => !present.has(id))) {
+      try {
+        await this.local.call('deleteMsg', {
+          ...bookState.local,
+          msg_id: bookState.messages[smid][0],
+          msg: '',
+        })
+      } catch (error) {
+        if (!(error instanceof InterfaceError && error.code === 'NOT_FOUND')) {
+          this.problem(`message ${smid}: not deleted here (${describe(error)})`)
         }
-        delete bookState.messages[String(message.smid)]
-        await this.wrote('messages deleted')
       }
+      delete bookState.messages[smid]
+      await this.wrote('messages deleted')
     }
     let done = 0
     for (const message of listed.messages) {

@@ -47,10 +47,8 @@ export interface TransferSource {
   /** Where the data comes from, for the state file and the report. */
   readonly label: string
   books(): Promise<SourceBook[]>
-  /** Every message of the book still present, oldest first, and the stamp of the answer. */
+  /** Every message of the book still present (not deleted), oldest first, and the answer's stamp. */
   messages(book: SourceBook): Promise<{ messages: SourceMessage[]; sstamp: number }>
-  /** Messages changed after `sstamp`, deleted ones included (spec A.3 getBookMessages rule 4). */
-  changedMessages(book: SourceBook, sstamp: number): Promise<SourceMessage[]>
   tables(book: SourceBook): Promise<SourceTables | null>
   /** The table's rows, page after page, in row order. */
   rows(book: SourceBook, catId: number): AsyncIterable<SourceRow[]>
@@ -131,17 +129,6 @@ export class ApiSource implements TransferSource {
       messages: [...unique.values()].sort((a, b) => int(a.smid) - int(b.smid)),
       sstamp,
     }
-  }
-
-  async changedMessages(book: SourceBook, sstamp: number) {
-    const answer = await this.client.call('getBookMessages', {
-      b_o: book.b_o,
-      b_c: book.b_c,
-      nbMax: 1,
-      sstamp,
-    })
-    const page: SourceMessage[] = answer.bookMessages ?? answer.messages ?? []
-    return page.filter((message) => int(message.sstamp) > sstamp)
   }
 
   async tables(book: SourceBook) {
