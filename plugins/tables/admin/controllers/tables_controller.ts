@@ -163,11 +163,10 @@ export default class TablesController {
       }
       let scans = false
       if (query.search) {
-        const narrowed = await this.search.candidates(
-          category,
-          searchedFields(category),
-          query.search
-        )
+        // The indexes only narrow: when one fails (an index dropped meanwhile), the scan answers.
+        const narrowed = await this.search
+          .candidates(category, searchedFields(category), query.search)
+          .catch(() => null)
         if (narrowed) {
           selection.where.push(narrowed.where)
           built.push(...narrowed.built)
