@@ -156,7 +156,7 @@ export default class AccountController {
     const id = Number(ctx.params.id)
     const revoked =
       Number.isSafeInteger(id) && (await this.access.revokeOauthkeyOf(this.me(ctx).id, id))
-    ctx.session.flash('notice', revoked ? 'Oauthkey revoked' : 'No such oauthkey')
+    ctx.session.flash('notice', revoked ? 'Application key revoked' : 'No such application key')
     return ctx.response.redirect('/admin/account')
   }
 }

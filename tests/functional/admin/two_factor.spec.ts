@@ -234,6 +234,8 @@ test.group('admin console: TOTP for administrators', (group) => {
     const { client: other } = await signedInAdmin()
     await other.post(`/admin/account/oauthkeys/${issued.id}/revoke`)
     assert.equal(await call().then((body) => body.status), 'ok')
+    const otherPage = await propsOf(other, '/admin/account')
+    assert.equal(otherPage.notice, 'No such application key')
 
     await client.post(`/admin/account/oauthkeys/${issued.id}/revoke`)
     assert.equal(await call().then((body) => body.errorCode), 'INVALID_SESSKEY')
@@ -241,6 +243,7 @@ test.group('admin console: TOTP for administrators', (group) => {
     assert.equal(again.body.errorCode, 'INVALID_OAUTHKEY')
     const after = await propsOf(client, '/admin/account')
     assert.equal(after.oauthkeys.total, 0)
+    assert.equal(after.notice, 'Application key revoked')
 
     await client.post('/admin/account/api-password', { disabled: false })
     const back = await createOauthkey(admin.email!, TEST_PASSWORD)
