@@ -17,6 +17,12 @@ import type User from '#models/user'
 /** The interface's version label sent to a remote server (client-facts: any value is accepted). */
 const VERSION = '6.49'
 
+/** Longest wait for one answer of the remote server (a file download included). */
+const REQUEST_TIMEOUT_MS = 120_000
+/** Waits before the second and third attempt of a call that failed in transit or on a deadlock. */
+const RETRY_DELAYS_MS = [500, 2000]
+const RETRIED = new Set(['TRANSPORT', 'DEADLOCK'])
+
 /** A `nok` answer (or a transport failure) of one call: its errorCode and errorMsg. */
 export class InterfaceError extends Error {
   constructor(
@@ -110,7 +116,23 @@ export class RemoteClient implements InterfaceClient {
     return this.post({ ...params, ...this.credentials, req })
   }
 
+  /** One call, tried again after a transport failure or a transient conflict (DEADLOCK). */
   private async post(params: Record<string, unknown>): Promise<Record<string, any>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.postOnce(params)
+      } catch (error) {
+        const transient =
+          error instanceof InterfaceError &&
+          RETRIED.has(error.code) &&
+          attempt < RETRY_DELAYS_MS.length + 1
+        if (!transient) throw error
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt - 1]))
+      }
+    }
+  }
+
+  private async postOnce(params: Record<string, unknown>): Promise<Record<string, any>> {
     const req = String(params.req)
     let response: Response
     try {
@@ -118,11 +140,15 @@ export class RemoteClient implements InterfaceClient {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
         body: formOf({ version: VERSION, ...params }).toString(),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       })
     } catch (error) {
       throw new InterfaceError(req, 'TRANSPORT', (error as Error).message)
     }
-    if (!response.ok) throw new InterfaceError(req, 'TRANSPORT', `HTTP ${response.status}`)
+    if (!response.ok) {
+      await response.body?.cancel()
+      throw new InterfaceError(req, 'TRANSPORT', `HTTP ${response.status}`)
+    }
     const body = (await response.json().catch(() => null)) as Record<string, any> | null
     if (!body) throw new InterfaceError(req, 'TRANSPORT', 'the answer is not JSON')
     if (body.status !== 'ok') {
@@ -145,7 +171,9 @@ export class RemoteClient implements InterfaceClient {
     }
     for (const path of paths) {
       try {
-        const response = await fetch(`${this.baseUrl}/live/dbi/${path}?${session}`)
+        const response = await fetch(`${this.baseUrl}/live/dbi/${path}?${session}`, {
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        })
         if (response.ok) return Buffer.from(await response.arrayBuffer())
         await response.body?.cancel()
       } catch {}
@@ -179,10 +207,27 @@ export class LocalClient implements InterfaceClient {
     return this.actor.user.code
   }
 
+  /** One operation; a transient conflict (DEADLOCK, nothing written) is tried again. */
   async call(
     req: string,
     params: Record<string, unknown> = {},
     files: UploadedFile[] = []
+  ): Promise<Record<string, any>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.callOnce(req, params, files)
+      } catch (error) {
+        const again = error instanceof InterfaceError && error.code === 'DEADLOCK'
+        if (!again || attempt > RETRY_DELAYS_MS.length) throw error
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt - 1]))
+      }
+    }
+  }
+
+  private async callOnce(
+    req: string,
+    params: Record<string, unknown>,
+    files: UploadedFile[]
   ): Promise<Record<string, any>> {
     this.registry ??= await app.container.make(PluginRegistry)
     const claim = this.registry.operations.get(req)
