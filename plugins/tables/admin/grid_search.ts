@@ -13,6 +13,7 @@ import { ftsPhrase, likeEscape } from '../lib/filter_compiler.js'
 import { primaryField } from '../services/computed_fields.js'
 import { MetaService, type CategoryMeta } from '../services/meta_service.js'
 import { rowPages } from '../services/row_pages.js'
+import { RowSelection, type Selection } from '../services/row_selection.js'
 import { SchemaService } from '../services/schema_service.js'
 import {
   containsCondition,
@@ -84,8 +85,19 @@ export class GridSearch {
 
   constructor(
     private meta: MetaService,
-    private schema: SchemaService
+    private schema: SchemaService,
+    private rowSelection: RowSelection
   ) {}
+
+  /** The rows a selection selects, counted up to `cap` + 1 (a scan stops there). */
+  async countUpTo(category: CategoryMeta, selection: Selection, cap: number) {
+    const where = this.rowSelection.whereOf(selection)
+    const rows = await readQuery(
+      `SELECT COUNT(*) AS total FROM (SELECT 1 AS one FROM ${quoteId(rowTableName(category.id))} t ${where.sql} LIMIT ${cap + 1}) c`,
+      where.bindings
+    )
+    return Number(rows[0]?.total ?? 0)
+  }
 
   /**
    * The rows the search may match, as a condition on `t.id`; null when an index cannot

@@ -27,9 +27,8 @@ import { CommentsService } from '../../services/comments_service.js'
 import { HistoryService } from '../../services/history_service.js'
 import { TableAccess } from '../../services/table_access.js'
 import { TableExport } from '../../services/table_export.js'
-import { RowSelection, type Selection } from '../../services/row_selection.js'
-import { rowTableName, sqlColumnOf } from '../../lib/field_types.js'
-import { quoteId, readQuery } from '#core/native_sql'
+import { RowSelection } from '../../services/row_selection.js'
+import { sqlColumnOf } from '../../lib/field_types.js'
 import { categoryOfRowId, ROW_ID_SPACE } from '../../services/schema_service.js'
 
 const BOOKS_PER_PAGE = 20
@@ -173,7 +172,7 @@ export default class TablesController {
         } else scans = true
       }
       const counted = scans
-        ? await this.cappedCount(category, selection, GridSearch.countCap)
+        ? await this.search.countUpTo(category, selection, GridSearch.countCap)
         : await this.selection.count(category, selection)
       const more = scans && counted > GridSearch.countCap
       const total = more ? GridSearch.countCap : counted
@@ -215,16 +214,6 @@ export default class TablesController {
       if (!(error instanceof RpcError)) throw error
       return { ...empty, error: withoutIds(error.message) }
     }
-  }
-
-  /** The rows a selection selects, counted up to `cap` + 1 (the scan stops there). */
-  private async cappedCount(category: Found['category'], selection: Selection, cap: number) {
-    const where = this.selection.whereOf(selection)
-    const rows = await readQuery(
-      `SELECT COUNT(*) AS total FROM (SELECT 1 AS one FROM ${quoteId(rowTableName(category.id))} t ${where.sql} LIMIT ${cap + 1}) c`,
-      where.bindings
-    )
-    return Number(rows[0]?.total ?? 0)
   }
 
   /** The row panel: the row's cells, its comments and its last changes. */
