@@ -28,8 +28,8 @@ export interface ScaffoldPaths {
  * a manifest, a provider class binding the plugin's service by class, the
  * service (the only place of domain logic and SQL), one operation receiving
  * it through `@inject()` and validating its input with the '#core/rpc/wire'
- * rules, one migration, one functional test, a console page (admin/) and a
- * README; then appends the id
+ * rules, its entry in the API reference (reference.ts), one migration, one
+ * functional test, a console page (admin/) and a README; then appends the id
  * to config/plugins.ts. Refuses an invalid id or an existing folder.
  * `root` is the application root, or explicit paths (tests write elsewhere).
  */
@@ -77,10 +77,35 @@ export default definePlugin({
     ${operation}: () => import('./operations/${operationFile}.js'),
   },
   provider: () => import('./provider.js'),
+  // What the API reference (/live/openapi.json, /docs) and the MCP tools say of the operations.
+  reference: () => import('./reference.js'),
   // A page of the admin console at /admin/${id}, listed in its navigation.
   admin: {
     nav: [{ label: '${Name}' }],
     routes: () => import('./admin/routes.js'),
+  },
+})
+`,
+    'reference.ts': `import { defineReference } from '#core/reference/types'
+
+/**
+ * What the API reference (/live/openapi.json, /docs) and the MCP tools say of
+ * ${id}'s operations (docs/api-reference.md). Parameters, types and limits come
+ * from each operation's validator: write only what the code cannot say. Every
+ * registered operation needs an entry with a summary, a description, the
+ * fields it answers, an example its validator accepts and the nok codes it
+ * answers (tests/unit/reference/reference_documents.spec.ts).
+ */
+export default defineReference({
+  operations: {
+    ${operation}: {
+      summary: "The ${id} plugin's item count",
+      description:
+        'Answers the plugin id and how many items the ${id} plugin stores: all of them, or with mine only those of the caller.',
+      returns: { plugin: 'the plugin id, ${id}', items: 'the number of items counted' },
+      example: { mine: 'yes' },
+      errors: ['INVALID_PARAMETER'],
+    },
   },
 })
 `,
@@ -255,6 +280,9 @@ What it owns: the \`${table}\` table.
 ## Operations
 - \`${operation}\` (\`mine\`: optional boolean): the plugin's id and its item count, all
   items or only the caller's (session required).
+
+API reference: \`reference.ts\` describes each operation for /live/openapi.json, /docs and the
+MCP tools (docs/api-reference.md); add an entry with every new operation.
 
 ## Services
 - \`${Service}\` (\`services/${serviceFile}.ts\`), bound by class in \`provider.ts\`.

@@ -17,6 +17,11 @@ import { Dispatcher } from '#core/rpc/dispatcher'
 import { AccessService } from '#core/services/access_service'
 import { UserService } from '#core/services/user_service'
 import { scaffoldPlugin } from '#core/scaffold/plugin_scaffold'
+import { buildCatalogue, missingDocs } from '#core/reference/catalogue'
+import { buildOpenApi } from '#core/reference/openapi'
+import { validateWire } from '#core/rpc/wire'
+import { ERROR_CATALOGUE } from '#core/rpc/errors'
+import { validate as validateOpenApi } from '@scalar/openapi-parser'
 import { TEST_PASSWORD, makeUser } from '#tests/helpers/users'
 
 const ENABLED = "const plugins = {\n  enabled: ['books', 'tables'],\n}\nexport default plugins\n"
@@ -49,6 +54,7 @@ test.group('make:plugin scaffold', (group) => {
       'plugins/polls/database/migrations/1700000000000_create_polls_items_table.ts',
       'plugins/polls/tests/functional/get_polls_status.spec.ts',
       'plugins/polls/README.md',
+      'plugins/polls/reference.ts',
       'plugins/polls/admin/routes.ts',
       'plugins/polls/admin/pages/index.tsx',
     ])
@@ -90,6 +96,7 @@ test.group('make:plugin: the generated plugin boots and answers', (group) => {
   let root = ''
   let manifest: PluginManifest
   let dispatcher: Dispatcher
+  let registry: PluginRegistry
   let Migration: (new (...args: ConstructorParameters<typeof BaseSchema>) => BaseSchema) | null =
     null
   let operation = ''
@@ -102,7 +109,7 @@ test.group('make:plugin: the generated plugin boots and answers', (group) => {
     const imported = await import(pathToFileURL(join(folder, 'plugin.ts')).href)
     manifest = imported.default
 
-    const registry = new PluginRegistry()
+    registry = new PluginRegistry()
     registry.register(coreManifest, null)
     registry.register(manifest, id)
 
@@ -198,5 +205,29 @@ test.group('make:plugin: the generated plugin boots and answers', (group) => {
     assert.deepInclude(refused, { status: 'nok', errorCode: 'INVALID_PARAMETER' })
     const anonymous = await call({ req: operation, o_u: session.o_u })
     assert.deepInclude(anonymous, { status: 'nok', errorCode: 'MISSING_PARAMETER' })
+  })
+
+  test('its reference.ts documents the operation as the API reference requires', async ({
+    assert,
+  }) => {
+    // The checks of tests/unit/reference/reference_documents.spec.ts, on the kernel plus the
+    // generated plugin: an entry with summary, description, example and nok codes, an example
+    // its validator accepts, codes of the catalogue, and a valid OpenAPI document.
+    assert.isFunction(manifest.reference, 'the manifest declares reference')
+    const catalogue = await buildCatalogue(registry)
+    assert.deepEqual(missingDocs(catalogue), [])
+    const entry = catalogue.operations.find((candidate) => candidate.name === operation)!
+    assert.equal(entry.pluginId, id)
+    await validateWire(entry.Operation.validator!, entry.doc!.example)
+    for (const code of entry.errors) assert.property(ERROR_CATALOGUE, code)
+    const document = buildOpenApi(catalogue, {
+      prefix: '/live',
+      apiVersion: quireConfig.apiVersion,
+      createdVNB: 'live-test',
+    })
+    const result = await validateOpenApi(structuredClone(document))
+    assert.isTrue(result.valid, JSON.stringify(result.errors?.slice(0, 5)))
+    const described = (document.paths as Record<string, any>)[`/live/api.php#${operation}`]?.post
+    assert.equal(described.summary, `The ${id} plugin's item count`)
   })
 })
