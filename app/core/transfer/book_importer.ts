@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FileRef, LocalClient } from './interface_client.js'
 import { InterfaceError } from './interface_client.js'
+import { ApiSource } from './transfer_source.js'
 import type {
   SourceBook,
   SourceMessage,
@@ -552,6 +553,9 @@ export class BookImporter {
     )
     const links = fields.filter((field) => field.type === 'link')
     const mapped = (bookState.rows[category.id] ??= {})
+    if (this.state.isUnsettled(this.bookKey, category.id)) {
+      await this.dropOrphans(bookState, category, catId)
+    }
     const changed: SourceRow[] = []
     const present = new Set<string>()
     const total = (await this.source.rowCount(book, category.id)) ?? 0
@@ -610,6 +614,36 @@ export class BookImporter {
     return changed
   }
 
+  /**
+   * After a kill during a batch that created rows: the rows of this table here that no mapping
+   * names and that are newer than every mapped one were made by that batch; they are deleted
+   * (the rows are written again from the source).
+   */
+  private async dropOrphans(
+    bookState: BookState,
+    category: SourceTables['categories'][number],
+    catId: number
+  ) {
+    const mapped = bookState.rows[category.id]
+    const known = new Set<number>()
+    let newest = 0
+    for (const [local] of Object.values(mapped)) {
+      known.add(local)
+      if (local > newest) newest = local
+    }
+    const here = new ApiSource(this.local, 'local')
+    const orphans: number[] = []
+    const localBook = { ...bookState.local } as SourceBook
+    for await (const page of here.rows(localBook, catId)) {
+      for (const row of page) if (row.id > newest && !known.has(row.id)) orphans.push(row.id)
+    }
+    for (const rowId of orphans) {
+      await this.local.call('deleteTableRow', { b_o: bookState.local.b_o, rowId })
+      await this.wrote('orphan rows removed')
+    }
+    await this.state.markSettled(this.bookKey, category.id)
+  }
+
   private async writeRows(
     bookState: BookState,
     category: SourceTables['categories'][number],
@@ -626,6 +660,8 @@ export class BookImporter {
         if (id) mapped[item.row.id] = [id, item.sum]
       }
     }
+    const creates = batch.some((item) => !mapped[item.row.id])
+    if (creates) await this.state.markWriting(this.bookKey, category.id)
     try {
       const rows = Object.fromEntries(batch.map((item) => [keyOf(item.row), item.values]))
       apply(
@@ -648,6 +684,7 @@ export class BookImporter {
         .filter((item) => mapped[item.row.id])
         .map((item) => [String(item.row.id), mapped[item.row.id][0], item.sum])
     )
+    if (creates) await this.state.markSettled(this.bookKey, category.id)
     await this.wrote('rows', batch.length)
   }
 

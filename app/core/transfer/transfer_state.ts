@@ -98,16 +98,25 @@ export class TransferState {
     return state
   }
 
+  /**
+   * Tables (`<book>|<table>`) a batch of new rows was being written to when the run ended without
+   * recording it (a kill): rows may exist here that no mapping names. The importer removes them.
+   */
+  private unsettled = new Set<string>()
+
   private async replay() {
     if (!existsSync(this.journalPath)) return
     const lines = createInterface({ input: createReadStream(this.journalPath, 'utf8') })
     for await (const line of lines) {
-      let entry: RowEntry
+      let entry: RowEntry | [string, string, string]
       try {
         entry = JSON.parse(line)
       } catch {
         continue // the last line of a run killed while appending
       }
+      if (entry[0] === '#intent') this.unsettled.add(`${entry[1]}|${entry[2]}`)
+      if (entry[0] === '#settled') this.unsettled.delete(`${entry[1]}|${entry[2]}`)
+      if (entry.length !== 5) continue
       const [book, table, row, local, sum] = entry
       const rows = this.data.books[book]?.rows
       if (!rows) continue
@@ -115,6 +124,21 @@ export class TransferState {
       if (local === null) delete mapped[row]
       else mapped[row] = [local, sum]
     }
+  }
+
+  isUnsettled(book: string, table: string | number) {
+    return this.unsettled.has(`${book}|${table}`)
+  }
+
+  /** Before a batch that creates rows: until it is settled, a kill leaves rows no mapping names. */
+  async markWriting(book: string, table: string | number) {
+    await mkdir(dirname(this.path), { recursive: true })
+    await appendFile(this.journalPath, `${JSON.stringify(['#intent', book, String(table)])}\n`)
+  }
+
+  async markSettled(book: string, table: string | number) {
+    this.unsettled.delete(`${book}|${table}`)
+    await appendFile(this.journalPath, `${JSON.stringify(['#settled', book, String(table)])}\n`)
   }
 
   /** Appends the mappings of rows just written (or deleted: local null) to the journal. */

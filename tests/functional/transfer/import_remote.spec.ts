@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import app from '@adonisjs/core/services/app'
@@ -235,6 +235,36 @@ test.group('Transfer: import from a compatible server', (group) => {
     assert.isAbove(last.report.counts.comments, 1)
     assert.deepEqual(await localSnapshot(dest), await remoteSnapshot())
   }).timeout(180_000)
+
+  test('rows a killed batch created without recording them are removed on the next run', async ({
+    assert,
+  }) => {
+    const dest = await makeUser()
+    const args = remoteArgs(dest)
+    const statePath = args[args.indexOf('--state') + 1]
+    const first = await runCommand(ImportRemote, args)
+    assert.equal(first.exitCode, 0)
+
+    // What a kill between a batch's write and its record leaves: a row no mapping names, and
+    // the batch's intent line in the rows journal without its settled line.
+    const local = new LocalClient(localActor(dest))
+    const tables = await local.call('getBookTables', { b_o: dest.code, b_c: ids.b_c })
+    const tasks = tables.bookTables.categories.find((category: any) => category.name === 'Tasks')
+    await local.call('createOrUpdateTableRows', {
+      b_o: dest.code,
+      catId: tasks.id,
+      rows: { tmpOrphan: {} },
+    })
+    await appendFile(
+      `${statePath}.rows.jsonl`,
+      `${JSON.stringify(['#intent', `${ids.b_o}/${ids.b_c}`, String(ids.tasks)])}\n`
+    )
+
+    const again = await runCommand(ImportRemote, args)
+    assert.equal(again.exitCode, 0)
+    assert.deepEqual(again.report.counts, { 'orphan rows removed': 1 })
+    assert.deepEqual(await localSnapshot(dest), await remoteSnapshot())
+  }).timeout(120_000)
 
   test('a second run writes nothing, a run after changes writes only the changes', async ({
     assert,
