@@ -117,28 +117,35 @@ test.group('Transfer: import from a compatible server', (group) => {
       await previousDrop()
       await rm(dataDir, { recursive: true, force: true })
     }
-    await aceIn(env, 'migration:run', '--force')
-    await Promise.all([
-      aceIn(env, 'user:create', ownerCode, ownerEmail, TEST_PASSWORD),
-      aceIn(env, 'user:create', memberCode, `${memberCode}@example.test`, TEST_PASSWORD),
-    ])
-    source = await startQuire(env)
-    owner = await signIn(source.url, ownerEmail, TEST_PASSWORD)
-    ids = await seedSource(source.url, owner, 'transfer', memberCode)
-    // The member is a local user too: the invitation finds them here.
-    const users = await app.container.make(UserService)
-    await users.create({
-      code: memberCode,
-      email: `${memberCode}@example.test`,
-      password: TEST_PASSWORD,
-      firstName: 'Member',
-      lastName: 'Here',
-    })
-    return async () => {
+    const cleanup = async () => {
       await source?.stop()
       await dropSource()
       await rm(work, { recursive: true, force: true })
     }
+    try {
+      await aceIn(env, 'migration:run', '--force')
+      await Promise.all([
+        aceIn(env, 'user:create', ownerCode, ownerEmail, TEST_PASSWORD),
+        aceIn(env, 'user:create', memberCode, `${memberCode}@example.test`, TEST_PASSWORD),
+      ])
+      source = await startQuire(env)
+      owner = await signIn(source.url, ownerEmail, TEST_PASSWORD)
+      ids = await seedSource(source.url, owner, 'transfer', memberCode)
+      // The member is a local user too: the invitation finds them here.
+      const users = await app.container.make(UserService)
+      await users.create({
+        code: memberCode,
+        email: `${memberCode}@example.test`,
+        password: TEST_PASSWORD,
+        firstName: 'Member',
+        lastName: 'Here',
+      })
+    } catch (error) {
+      // A failed setup leaves no database, folder or server behind.
+      await cleanup()
+      throw error
+    }
+    return cleanup
   })
 
   test('copies every book the account sees, field by field, with members as invitations', async ({
