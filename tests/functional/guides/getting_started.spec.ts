@@ -6,6 +6,7 @@ import { serverUrl } from '#tests/helpers/server'
 import { makeUser, login, TEST_PASSWORD } from '#tests/helpers/users'
 import { rpc } from '#tests/helpers/rpc'
 import { ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
+import { ERROR_CATALOGUE } from '#core/rpc/errors'
 import { parseGuide, runGuide, missingLine, type Step } from './guide_runner.js'
 
 const GUIDE = app.makePath('docs/getting-started.md')
@@ -46,7 +47,16 @@ test.group('Getting started guide', (group) => {
   test('every sh and js block runs against the server and prints what the guide says', async ({
     assert,
   }) => {
-    const steps = parseGuide(await readFile(GUIDE, 'utf8'))
+    const markdown = await readFile(GUIDE, 'utf8')
+    // Every error code the prose names is one of docs/errors.md.
+    const codes = [...markdown.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((match) => match[1])
+    assert.isAtLeast(codes.length, 5)
+    assert.deepEqual(
+      codes.filter((code) => !(code in ERROR_CATALOGUE)),
+      [],
+      'codes named in the guide but not in the catalogue'
+    )
+    const steps = parseGuide(markdown)
     const placeholders = steps[0].code
     for (const name of ['QUIRE_URL', 'QUIRE_LOGIN', 'QUIRE_PASSWORD']) {
       assert.match(placeholders, new RegExp(`^export ${name}=`, 'm'), `first block sets ${name}`)
