@@ -75,7 +75,11 @@ export default class QuireProvider {
   async shutdown() {
     if (this.auditPrune) clearInterval(this.auditPrune)
     this.outbox?.stopSweeper()
-    await this.sender?.stop()
+    if (this.sender) {
+      // Claims nothing more and waits for the sends handed over; then the sender may go.
+      await this.outbox?.pump.stop(8_000)
+      await this.sender.stop()
+    }
     await this.instances?.stop()
     await this.stamps?.close()
   }
@@ -154,8 +158,9 @@ export default class QuireProvider {
 
   /**
    * With the in-process queue and OUTBOX_SENDER=process, a forked `outbox:send`
-   * process sends this web process's deliveries (docs/outbox.md): kicks go to
-   * it, and the hub messages it makes come back for this process's sockets.
+   * process runs this web process's sends (docs/outbox.md): its pump claims and
+   * logs here, the sends run there, and the hub messages they make come back
+   * for this process's sockets.
    */
   private async detachSending(outbox: OutboxService) {
     const { default: outboxConfig } = await import('#config/outbox')
@@ -165,20 +170,20 @@ export default class QuireProvider {
     const { SocketHub } = await import('#core/socket/hub')
     const hub = await this.app.container.make(SocketHub)
     const logger = await this.app.container.make('logger')
-    this.sender = new DetachedSender(
-      {
-        aceScript: this.app.makePath('ace.js'),
-        nice: outboxConfig.senderNice,
-        logger,
-        relay: (raw) => hub.receive(raw),
-      },
-      () => {
+    this.sender = new DetachedSender({
+      aceScript: this.app.makePath('ace.js'),
+      nice: outboxConfig.senderNice,
+      logger,
+      relay: (raw) => hub.receive(raw),
+      onReady: () => outbox.pump.wake(),
+      onKick: (at, reclaim) => outbox.kick(at, reclaim),
+      onGiveUp: () => {
         this.sender = null
-        outbox.detachSending(null)
-        outbox.kick()
-      }
-    )
-    outbox.detachSending(this.sender)
+        outbox.sendThrough(null)
+        outbox.pump.wake()
+      },
+    })
+    outbox.sendThrough(this.sender)
     this.sender.start()
   }
 

@@ -1,13 +1,19 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { setPriority } from 'node:os'
 import type { Logger } from '@adonisjs/core/logger'
+import type { RemoteSender } from './outbox_pump.js'
+import type { AttemptResult, OutboxDelivery } from './types.js'
 
 /** What the web process and its sender say to each other over the IPC channel. */
 export type SenderMessage =
-  /** web → sender: look for due deliveries until `until` (a kick), taking back lapsed claims. */
-  | { outbox: 'kick'; until: number; reclaim: boolean }
-  /** sender → web: booted and pumping; kicks may be sent. */
+  /** web → sender: send these claimed deliveries of one channel (prepared together). */
+  | { outbox: 'send'; channel: string; deliveries: OutboxDelivery[] }
+  /** sender → web: booted; deliveries may be handed over. */
   | { outbox: 'ready' }
+  /** sender → web: one delivery's send ended. */
+  | { outbox: 'ended'; id: number; result: AttemptResult }
+  /** sender → web: a send staged deliveries of its own (a reminder's fan-out): look for due ones. */
+  | { outbox: 'kick'; at: number; reclaim: boolean }
   /** sender → web: a socket hub message (a system message, an alarm) for this process's clients. */
   | { outbox: 'hub'; raw: string }
 
@@ -19,11 +25,17 @@ export interface DetachedSenderOptions {
   logger: Logger
   /** A hub message relayed by the sender, for this process's sockets and streams. */
   relay: (raw: string) => void
+  /** The sender is ready (again): the pump may claim. */
+  onReady: () => void
+  /** The sender asked for a kick (deliveries it staged). */
+  onKick: (at: number, reclaim: boolean) => void
+  /** The sender cannot be kept alive: the web process sends itself again. */
+  onGiveUp: () => void
 }
 
 /** Restarts closer together than this count as a crash loop. */
 const CRASH_WINDOW_MS = 60_000
-/** After this many crashes in a row within the window, the web process sends itself. */
+/** After this many deaths within the window, the web process sends itself. */
 const CRASHES_BEFORE_FALLBACK = 3
 const RESTART_DELAY_MS = 1_000
 const STOP_GRACE_MS = 10_000
@@ -31,37 +43,32 @@ const STOP_GRACE_MS = 10_000
 /**
  * The embedded default's sending process (OUTBOX_SENDER=process): with the
  * in-process queue, the web process forks `node ace outbox:send`, a process
- * of its own at a lower CPU priority that owns the outbox pump, so sending
- * deliveries (HTTP, SMTP, push) never takes the web process's CPU: a write
- * pays for staging its rows and nothing else. Kicks go to it over the IPC
- * channel, one per window; the hub messages it makes (system messages, web
- * alarms) come back the same way for this process's sockets. It is restarted
- * when it dies; a crash loop hands sending back to the web process (logged).
- * Deliveries are never lost meanwhile: they wait in the table for the next
- * pump (the sweeper kicks again), as after any crash.
+ * of its own at a lower CPU priority, and hands it the sends themselves
+ * (HTTP to receivers, SMTP, push providers: their connections, TLS, JSON and
+ * signatures), the CPU-heavy part of a delivery. The web process's pump still
+ * claims, logs attempts and runs the channels' hooks: every outbox write stays
+ * in one process, so the two never wait for each other's SQLite write lock.
+ * The hub messages the sender's channels make (web alarms, gateway wake-ups)
+ * come back over the same IPC channel for this process's sockets. A sender
+ * that dies is restarted; the sends it had are tried again (at least once);
+ * a crash loop hands sending back to the web process (logged).
  */
-export class DetachedSender {
+export class DetachedSender implements RemoteSender {
   private child: ChildProcess | null = null
-  private ready = false
-  /** A kick asked for while the sender was (re)starting: sent once it is ready. */
-  private pendingKick: { until: number; reclaim: boolean } | null = null
-  private lastKickWindow = -1
+  private isReady = false
+  private inFlight = new Map<number, (result: AttemptResult) => void>()
   private crashes: number[] = []
   private stopping = false
   private restartTimer: NodeJS.Timeout | null = null
 
-  constructor(
-    private options: DetachedSenderOptions,
-    /** Called when the sender cannot be kept alive: the web process pumps again. */
-    private onGiveUp: () => void
-  ) {}
+  constructor(private options: DetachedSenderOptions) {}
 
   get pid() {
     return this.child?.pid
   }
 
-  get alive() {
-    return this.child !== null && this.ready
+  get ready() {
+    return this.isReady && !!this.child?.connected
   }
 
   start() {
@@ -73,7 +80,7 @@ export class DetachedSender {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     this.child = child
-    this.ready = false
+    this.isReady = false
     try {
       if (child.pid) setPriority(child.pid, this.options.nice)
     } catch (error) {
@@ -86,21 +93,25 @@ export class DetachedSender {
     child.once('exit', (code, signal) => this.exited(child, code, signal))
   }
 
-  /** Makes the sender look for due deliveries until `until` (one message per kick window). */
-  kick(until: number, reclaim: boolean) {
-    if (!this.ready) {
-      this.pendingKick = {
-        until: Math.max(until, this.pendingKick?.until ?? 0),
-        reclaim: reclaim || !!this.pendingKick?.reclaim,
-      }
-      return
+  send(channel: string, deliveries: OutboxDelivery[]): Promise<AttemptResult>[] {
+    const child = this.child
+    const sends = deliveries.map(
+      (delivery) => new Promise<AttemptResult>((resolve) => this.inFlight.set(delivery.id, resolve))
+    )
+    if (!child?.connected) {
+      for (const delivery of deliveries)
+        this.end(delivery.id, { outcome: 'retry', error: 'the sending process is not running' })
+      return sends
     }
-    if (until === this.lastKickWindow && !reclaim) return
-    this.lastKickWindow = until
-    this.send({ outbox: 'kick', until, reclaim })
+    child.send({ outbox: 'send', channel, deliveries } satisfies SenderMessage, (error) => {
+      if (!error) return
+      for (const delivery of deliveries)
+        this.end(delivery.id, { outcome: 'retry', error: 'the sending process did not take it' })
+    })
+    return sends
   }
 
-  /** Stops the sender: it finishes its sends in flight and writes their attempts, then exits. */
+  /** Stops the sender: it lets its sends in flight end (their results still come back), then exits. */
   async stop() {
     this.stopping = true
     if (this.restartTimer) clearTimeout(this.restartTimer)
@@ -115,33 +126,41 @@ export class DetachedSender {
 
   private receive(message: SenderMessage) {
     if (!message || typeof message !== 'object') return
-    if (message.outbox === 'ready') {
-      this.ready = true
-      this.crashes = []
-      this.options.logger.info({ pid: this.child?.pid }, 'outbox sender: ready')
-      const pending = this.pendingKick
-      this.pendingKick = null
-      if (pending) this.send({ outbox: 'kick', until: pending.until, reclaim: pending.reclaim })
-    } else if (message.outbox === 'hub' && typeof message.raw === 'string') {
-      this.options.relay(message.raw)
+    switch (message.outbox) {
+      case 'ready':
+        this.isReady = true
+        this.options.logger.info({ pid: this.child?.pid }, 'outbox sender: ready')
+        this.options.onReady()
+        break
+      case 'ended':
+        this.end(Number(message.id), message.result)
+        break
+      case 'kick':
+        this.options.onKick(Number(message.at) || Date.now(), message.reclaim === true)
+        break
+      case 'hub':
+        if (typeof message.raw === 'string') this.options.relay(message.raw)
+        break
     }
   }
 
-  private send(message: SenderMessage) {
-    const child = this.child
-    if (!child?.connected) return
-    // A message lost with a dying sender is a kick: the new sender's first claim, or the
-    // sweeper, finds the rows it was about.
-    child.send(message, (error) => {
-      if (error) this.options.logger.debug({ err: error }, 'outbox sender: kick not delivered')
-    })
+  private end(id: number, result: AttemptResult) {
+    const resolve = this.inFlight.get(id)
+    if (!resolve) return
+    this.inFlight.delete(id)
+    resolve(result)
+  }
+
+  /** Every send handed over and not answered is tried again (it may have gone out: at least once). */
+  private endAll(reason: string) {
+    for (const id of [...this.inFlight.keys()]) this.end(id, { outcome: 'retry', error: reason })
   }
 
   private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) {
-    if (this.child === child) {
-      this.child = null
-      this.ready = false
-    }
+    if (this.child !== child) return
+    this.child = null
+    this.isReady = false
+    this.endAll('the sending process stopped during the send')
     if (this.stopping) return
     const now = Date.now()
     this.crashes = [...this.crashes.filter((at) => now - at < CRASH_WINDOW_MS), now]
@@ -150,12 +169,10 @@ export class DetachedSender {
         { code, signal, crashes: this.crashes.length },
         'outbox sender: keeps dying; this process sends deliveries itself from now on'
       )
-      this.onGiveUp()
+      this.options.onGiveUp()
       return
     }
     this.options.logger.warn({ code, signal }, 'outbox sender: exited; restarting it')
-    // Its first claim takes what it left due; claims it held lapse and the sweeper has them sent.
-    this.pendingKick = { until: 0, reclaim: false }
     this.restartTimer = setTimeout(() => this.start(), RESTART_DELAY_MS)
     this.restartTimer.unref()
   }

@@ -41,6 +41,20 @@ export interface PumpHost {
   logger: Logger
   /** Makes a sending process look again at `at` (the earliest retry just scheduled). */
   kickAt(at: number): void
+  /**
+   * Where sends run when not here: the web process's sending process
+   * (OUTBOX_SENDER=process), or null. The pump keeps the claims and the log;
+   * only the sends (channel `prepare` and `send`) run there.
+   */
+  remote(): RemoteSender | null
+}
+
+/** Sends run in another process (detached_sender.ts): this one claims, logs and runs the hooks. */
+export interface RemoteSender {
+  /** Whether sends can be handed over now (false while it starts or restarts: nothing is claimed). */
+  readonly ready: boolean
+  /** Sends deliveries of one channel there (prepared together); answers each one's result. */
+  send(channel: string, deliveries: OutboxDelivery[]): Promise<AttemptResult>[]
 }
 
 const DELIVERIES = 'outbox_deliveries'
@@ -170,7 +184,9 @@ export class OutboxPump {
     const saturated = this.host.slots.saturated()
     // Only channels this process can send (a process without a plugin leaves its rows to others).
     const channels = [...this.host.channels.keys()]
-    if (channels.length === 0) return { rows: [], more: false, limited: false }
+    const remote = this.host.remote()
+    if (channels.length === 0 || (remote && !remote.ready))
+      return { rows: [], more: false, limited: false }
     const due = `(d.state = 'pending' AND d.next_attempt_at <= ?)`
     const lapsed = `(d.state = 'sending' AND d.lease_until < ?)`
     const bindings: unknown[] = reclaim ? [now, now] : [now]
@@ -225,16 +241,13 @@ export class OutboxPump {
       list.push(delivery)
       byChannel.set(delivery.channel, list)
     }
+    const remote = this.host.remote()
     for (const [name, deliveries] of byChannel) {
-      const channel = this.host.channels.get(name)
-      let prepared: unknown
-      try {
-        prepared = await channel?.prepare?.(deliveries)
-      } catch (error) {
-        this.host.logger.error({ err: error, channel: name }, 'outbox: preparing sends failed')
-      }
-      for (const delivery of deliveries)
-        void this.attempt(channel, delivery, prepared)
+      const sends = remote
+        ? remote.send(name, deliveries)
+        : await sendHere(this.host.channels.get(name), name, deliveries, this.host.logger)
+      deliveries.forEach((delivery, index) => {
+        void this.attempt(delivery, sends[index])
           .catch((error) =>
             this.host.logger.error({ err: error, delivery: delivery.id }, 'outbox attempt failed')
           )
@@ -242,25 +255,14 @@ export class OutboxPump {
             this.host.slots.release(delivery.recipient)
             if (this.starved) this.wakeSoon()
           })
+      })
     }
   }
 
-  private async attempt(
-    channel: OutboxChannel | undefined,
-    delivery: OutboxDelivery,
-    prepared: unknown
-  ) {
-    let result: AttemptResult
+  /** Waits for one send's result and queues its attempt for the next flush. */
+  private async attempt(delivery: OutboxDelivery, send: Promise<AttemptResult>) {
     const started = Date.now()
-    if (!channel) {
-      result = { outcome: 'retry', error: `no channel "${delivery.channel}" in this process` }
-    } else {
-      try {
-        result = await channel.send(delivery, prepared)
-      } catch (error) {
-        result = { outcome: 'retry', error: error instanceof Error ? error.message : String(error) }
-      }
-    }
+    const result = await settle(send)
     const now = Date.now()
     const retry = result.outcome === 'retry' && delivery.attempt < delivery.maxAttempts
     this.ended.push({
@@ -397,6 +399,42 @@ export class OutboxPump {
       this.flushing = this.flushing.then(() => this.flush())
     }
     await this.flushing
+  }
+}
+
+/**
+ * Starts the sends of one channel's deliveries in this process: the channel
+ * prepares the batch once, then each send starts (the web process inline, a
+ * queue worker, or the sending process for the web process's pump).
+ */
+export async function sendHere(
+  channel: OutboxChannel | undefined,
+  name: string,
+  deliveries: OutboxDelivery[],
+  logger: Logger
+): Promise<Promise<AttemptResult>[]> {
+  if (!channel)
+    return deliveries.map(async () => ({
+      outcome: 'retry' as const,
+      error: `no channel "${name}" in this process`,
+    }))
+  let prepared: unknown
+  try {
+    prepared = await channel.prepare?.(deliveries)
+  } catch (error) {
+    logger.error({ err: error, channel: name }, 'outbox: preparing sends failed')
+  }
+  return deliveries.map((delivery) =>
+    settle(Promise.resolve().then(() => channel.send(delivery, prepared)))
+  )
+}
+
+/** A send's result; a send that throws is tried again. */
+async function settle(send: Promise<AttemptResult>): Promise<AttemptResult> {
+  try {
+    return await send
+  } catch (error) {
+    return { outcome: 'retry', error: error instanceof Error ? error.message : String(error) }
   }
 }
 

@@ -5,8 +5,7 @@ import type { QueueService } from '#core/services/queue_service'
 import { writeQuery } from '#core/native_sql'
 import type { BackoffPolicy } from './backoff.js'
 import { SendSlots } from './send_slots.js'
-import { OutboxPump, type DeliveryRow } from './outbox_pump.js'
-import type { DetachedSender } from './detached_sender.js'
+import { OutboxPump, type DeliveryRow, type RemoteSender } from './outbox_pump.js'
 import type {
   DeliveryState,
   OutboxChannel,
@@ -76,8 +75,10 @@ export class OutboxService {
   private lastPrune = 0
   /** Local wake-ups scheduled (in-process queue), one timer per kick window. */
   private timers = new Map<number, NodeJS.Timeout>()
-  /** With the in-process queue and OUTBOX_SENDER=process: the process that pumps instead of this one. */
-  private sender: DetachedSender | null = null
+  /** The web process with OUTBOX_SENDER=process: where its sends run. */
+  private remoteSender: RemoteSender | null = null
+  /** The sending process: kicks are its web process's to answer (that process claims). */
+  private kickForwarder: ((at: number, reclaim: boolean) => void) | null = null
   readonly slots: SendSlots
   readonly pump: OutboxPump
 
@@ -94,15 +95,27 @@ export class OutboxService {
       settings,
       logger,
       kickAt: (at) => this.kick(at),
+      remote: () => this.remoteSender,
     })
   }
 
   /**
-   * Hands this process's sending to a detached sender (the in-process queue's
-   * OUTBOX_SENDER=process): kicks go to it from now on; null takes sending back.
+   * The web process with OUTBOX_SENDER=process (detached_sender.ts): its pump
+   * goes on claiming and logging, and hands the sends themselves to the
+   * sending process; null sends here again.
    */
-  detachSending(sender: DetachedSender | null) {
-    this.sender = sender
+  sendThrough(remote: RemoteSender | null) {
+    this.remoteSender = remote
+  }
+
+  /** The sending process: its kicks (a reminder's fan-out staged deliveries) go to the web process. */
+  forwardKicks(forward: (at: number, reclaim: boolean) => void) {
+    this.kickForwarder = forward
+  }
+
+  /** A registered channel adapter (the sending process runs the sends it is handed). */
+  channel(name: string): OutboxChannel | undefined {
+    return this.channels.get(name)
   }
 
   /** A plugin's channel adapter (its provider's boot). */
@@ -196,6 +209,7 @@ export class OutboxService {
    * per time window however many ask.
    */
   kick(at = Date.now(), reclaim = false) {
+    if (this.kickForwarder) return this.kickForwarder(at, reclaim)
     this.kickAsync(at, reclaim).catch((error) =>
       this.logger.warn({ err: error }, 'outbox: kick failed; the sweeper will kick again')
     )
@@ -206,13 +220,13 @@ export class OutboxService {
     const now = Date.now()
     const window = Math.ceil(Math.max(at, now) / KICK_WINDOW_MS) * KICK_WINDOW_MS
     if (queue.driverKind === 'memory') {
-      if (at <= now) return this.wakeSender(0, window, reclaim)
+      if (at <= now) return this.pump.wake(0, reclaim)
       if (this.timers.has(window)) return
       const handle = setTimeout(
         () => {
           this.timers.delete(window)
           // A timer may fire a little early: the pump keeps looking until the window has begun.
-          this.wakeSender(window, window, false)
+          this.pump.wake(window)
         },
         Math.min(window - now, MAX_DELAY_MS)
       )
@@ -229,17 +243,6 @@ export class OutboxService {
         idempotencyKey: `outbox:kick:${window}${reclaim ? ':reclaim' : ''}`,
       }
     )
-  }
-
-  /**
-   * With the in-process queue: wakes this process's pump, or the detached
-   * sender's. A commit in this process is visible to this pump's claim at
-   * once (`openUntil`); the sender, a process of its own, keeps looking until
-   * the kick's window and a margin have passed, like a queue worker.
-   */
-  private wakeSender(openUntil: number, window: number, reclaim: boolean) {
-    if (this.sender) this.sender.kick(window + KICK_MARGIN_MS, reclaim)
-    else this.pump.wake(openUntil, reclaim)
   }
 
   /** The `core.outbox` job: this process's pump looks for due deliveries (and does not wait for them). */

@@ -51,14 +51,14 @@ const needs = () =>
  * OUTBOX_SENDER=process (the embedded default outside tests): a real server
  * process (bin/server.ts, the suite's database) forks `node ace outbox:send`,
  * which sends its deliveries; killed, it is started again and nothing is
- * lost; the hub messages it makes (a system message) reach the web
- * process's sockets.
+ * lost; the hub messages it makes (a web alarm) reach the web process's
+ * sockets.
  */
 test.group('outbox: the web process sends through a process of its own', (group) => {
   // This process shares the database: its sweeper stays out of the way (only the child's sender sends).
   group.setup(withoutSweeper)
 
-  test('deliveries go out through the sender; a killed sender is restarted and loses nothing; its hub messages reach the sockets', async ({
+  test('deliveries go out through the sender; a killed sender is restarted and loses nothing; its alarms reach the sockets', async ({
     assert,
     cleanup,
   }) => {
@@ -73,8 +73,6 @@ test.group('outbox: the web process sends through a process of its own', (group)
       LOG_LEVEL: 'warn',
       OUTBOX_SENDER: 'process',
       WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8',
-      WEBHOOKS_DISABLE_AFTER_FAILURES: '1',
-      OUTBOX_MAX_ATTEMPTS: '1',
       OUTBOX_SWEEP_MS: '500',
       OUTBOX_SWEEP_GRACE_MS: '500',
     })
@@ -118,20 +116,33 @@ test.group('outbox: the web process sends through a process of its own', (group)
     assert.sameMembers(items(), ['one', 'two'], 'each change delivered once')
     assert.lengthOf(receiver.rejected, 0)
 
-    // A delivery that fails for good disables the subscription: the sender writes the creator's
-    // system message, and its hub message reaches the creator's socket on the web process.
+    // A reminder's web alarm: the sender fires the reminder (its fan-out stages the alarm and
+    // asks the web process for a kick), then sends the alarm through its hub, relayed to the
+    // creator's socket on the web process.
     const socket = await attached(book.session, server.url)
     cleanup(async () => {
       await socket.close()
     })
-    receiver.state.answer = () => 500
-    await write('three')
-    const frame = await socket.next(
-      (candidate) => candidate.type === 11 && candidate.msg === 'webhookDisabled',
-      30_000,
-      "the webhookDisabled system message, relayed from the sender's hub"
+    const now = Math.floor(Date.now() / 1000)
+    const sent = ok(
+      await call('sendMsg', {
+        b_o: book.b_o,
+        b_c: book.b_c,
+        msg: 'stand-up',
+        event: JSON.stringify({
+          eventStart: now + 62,
+          eventEnd: now + 3662,
+          eventTimezone: 'Europe/Paris',
+          reminderData: { time: 60, alarm: true, remindermember: 0 },
+        }),
+      })
     )
-    assert.equal(frame.value.webhookId, created.webhook.id)
+    const alarm = await socket.next(
+      (frame) => frame.type === 11 && frame.msg === 'alarm',
+      30_000,
+      "the web alarm, relayed from the sender's hub"
+    )
+    assert.equal(alarm.value.smid, sent.createMessageId)
   })
     .timeout(180_000)
     .skip(Boolean(needs()), needs() ?? undefined)

@@ -1,6 +1,7 @@
 import { inject } from '@adonisjs/core'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { OutboxContributor, OutboxEntry } from '#core/outbox/types'
+import { readQuery } from '#core/native_sql'
 import type { MessageChanging } from '#plugins/books/events'
 import {
   OWNER_PREF_DEFAULTS,
@@ -56,34 +57,36 @@ export class CopyService {
     afterCommit: (callback: () => unknown) => void
   ): Promise<OutboxEntry[]> {
     if (event.kind !== 'created' || event.row.del) return []
-    const members = await client
-      .from('book_members as m')
-      .join('users as u', 'u.id', 'm.user_id')
-      .where('m.book_id', event.bookId)
-      .where('m.invite', 'accepted')
-      .where('m.del', false)
-      .whereNull('u.disabled_at')
-      .whereNotIn('m.user_id', senderIdsOf(event))
-      // Both prefs default to false: a member who never set one is not read at all.
-      .where('m.user_prefs', 'like', '%Copy%')
-      .select('m.user_id', 'm.user_prefs', 'u.email', 'u.phone')
+    // Plain statements in the message's transaction (readQuery): a sendMsg pays for these reads
+    // whether or not anyone wants a copy, so they skip the query builder's cost.
+    const senders = [0, ...senderIdsOf(event)]
+    const members = await readQuery(
+      `SELECT m.user_id, m.user_prefs, u.email, u.phone FROM book_members m` +
+        ` JOIN users u ON u.id = m.user_id` +
+        ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND u.disabled_at IS NULL` +
+        ` AND m.user_id NOT IN (${senders.map(() => '?').join(', ')})` +
+        // Both prefs default to false: a member who never set one is not read at all.
+        ` AND m.user_prefs LIKE '%Copy%'`,
+      [event.bookId, false, ...senders],
+      client
+    )
     if (members.length === 0) return []
-    const book = await client
-      .from('books')
-      .where('id', event.bookId)
-      .select('owner_prefs', 'archived')
-      .first()
+    const [book] = await readQuery(
+      'SELECT b.owner_prefs, b.archived, u.code, u.first_name, u.last_name FROM books b' +
+        ' LEFT JOIN users u ON u.id = ? WHERE b.id = ?',
+      [event.row.creator_id, event.bookId],
+      client
+    )
     if (!book) return []
     const archived = Boolean(Number(book.archived))
     const title = String(
       typedPrefs(OWNER_PREF_KINDS, OWNER_PREF_DEFAULTS, parseJson(book.owner_prefs, null)).title ||
         event.b_c
     )
-    const creator = await client
-      .from('users')
-      .where('id', event.row.creator_id)
-      .select('code', 'first_name', 'last_name')
-      .first()
+    const creator =
+      book.code === null
+        ? null
+        : (book as { code: string; first_name?: string; last_name?: string })
     const sender = creator ? displayName(creator) : ''
     const smid = Number(event.row.smid)
     const text = event.row.msg ?? ''
