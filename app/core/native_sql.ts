@@ -134,8 +134,14 @@ interface SqliteReader {
   client: unknown
   connection: Database.Database
   dataVersion: Database.Statement
-  /** Results of readCached, valid while the database's data_version is `version`. */
-  results: Map<string, Row[]>
+  /**
+   * Results of readCached by statement, then by bindings, valid while the database's
+   * data_version is `version`; `size` counts them. Keyed by the statement's own text rather than
+   * text and bindings joined: the session statement is 1.5 KB, and a new key of that length made
+   * and hashed on every call was a measurable share of a small api.php call.
+   */
+  results: Map<string, Map<string, Row[]>>
+  size: number
   version: number
 }
 
@@ -149,7 +155,14 @@ function sqliteReaderFor(knex: any): SqliteReader {
   connection.pragma('busy_timeout = 5000')
   connection.pragma('foreign_keys = ON')
   const dataVersion = connection.prepare('PRAGMA data_version').pluck()
-  sqliteReader = { client: knex, connection, dataVersion, results: new Map(), version: -1 }
+  sqliteReader = {
+    client: knex,
+    connection,
+    dataVersion,
+    results: new Map(),
+    size: 0,
+    version: -1,
+  }
   return sqliteReader
 }
 
@@ -180,15 +193,25 @@ export async function readCached(sql: string, bindings: unknown[] = []): Promise
   if (isMysql()) return readQuery(sql, bindings)
   const reader = sqliteReaderFor(db.connection().getReadClient())
   const version = reader.dataVersion.get() as number
-  if (version !== reader.version || reader.results.size >= MAX_CACHED_RESULTS) {
+  if (version !== reader.version || reader.size >= MAX_CACHED_RESULTS) {
     reader.results.clear()
+    reader.size = 0
     reader.version = version
   }
-  const key = `${sql}\u0000${JSON.stringify(bindings)}`
-  const cached = reader.results.get(key)
+  let byBindings = reader.results.get(sql)
+  if (!byBindings) {
+    byBindings = new Map()
+    reader.results.set(sql, byBindings)
+  }
+  const key = JSON.stringify(bindings)
+  const cached = byBindings.get(key)
   if (cached) return cached
   const rows: Row[] = await run(reader.connection, sql, bindings)
-  reader.results.set(key, rows)
+  // Another call may have cleared the results meanwhile (a newer data_version): kept only if not.
+  if (reader.version === version) {
+    byBindings.set(key, rows)
+    reader.size++
+  }
   return rows
 }
 
