@@ -45,6 +45,7 @@ const KIND: Record<string, string> = {
   ios_dt_v2: 'iPhone (APNs)',
   bb_dt: 'BlackBerry',
   win_uri: 'Windows Phone',
+  web_push: 'Web browser (Web Push)',
 }
 
 /** Push devices per user: deactivate one; the ones no push service reaches, with the reason. */
