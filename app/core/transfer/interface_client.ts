@@ -282,8 +282,13 @@ export class LocalClient implements InterfaceClient {
     }
   }
 
-  /** A file of this server, read from the media store (the export's side). */
+  /**
+   * A file of this server, read from the media store (the export's side): through the media
+   * plugin's public services, when it is enabled (without it no book has files).
+   */
   async download(file: FileRef): Promise<Buffer | null> {
+    const { default: plugins } = await import('#config/plugins')
+    if (!plugins.enabled.includes('media')) return null
     const { MediaFiles } = await import('#plugins/media/services/media_files')
     const { MediaStore } = await import('#plugins/media/services/media_store')
     const files = await app.container.make(MediaFiles)
