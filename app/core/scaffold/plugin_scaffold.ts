@@ -278,6 +278,7 @@ test.group('${id}: ${operation}', () => {
 What it owns: the \`${table}\` table.
 
 ## Operations
+
 - \`${operation}\` (\`mine\`: optional boolean): the plugin's id and its item count, all
   items or only the caller's (session required).
 
@@ -285,15 +286,19 @@ API reference: \`reference.ts\` describes each operation for /live/openapi.json,
 MCP tools (docs/api-reference.md); add an entry with every new operation.
 
 ## Services
+
 - \`${Service}\` (\`services/${serviceFile}.ts\`), bound by class in \`provider.ts\`.
 
 ## Console
+
 - /admin/${id} (\`admin/routes.ts\`, page \`admin/pages/index.tsx\`), in the console's navigation.
 
 ## Socket types, system messages, jobs
+
 None yet.
 
 ## Events
+
 Emits: none. Consumes: none.
 `,
   }

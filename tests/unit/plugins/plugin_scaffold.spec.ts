@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import app from '@adonisjs/core/services/app'
+import * as prettier from 'prettier'
 import db from '@adonisjs/lucid/services/db'
 import type { BaseSchema } from '@adonisjs/lucid/schema'
 import coreManifest from '#core/operations/manifest'
@@ -59,6 +60,14 @@ test.group('make:plugin scaffold', (group) => {
       'plugins/polls/admin/pages/index.tsx',
     ])
     for (const file of result.files) assert.isTrue(existsSync(join(root, file)), file)
+    // Formatted as the project formats (`npx prettier --check` passes on a new plugin).
+    const options = await prettier.resolveConfig(app.makePath('package.json'))
+    const unformatted: string[] = []
+    for (const file of result.files) {
+      const source = await readFile(join(root, file), 'utf8')
+      if (!(await prettier.check(source, { ...options, filepath: file }))) unformatted.push(file)
+    }
+    assert.deepEqual(unformatted, [])
     assert.include(
       await readFile(join(root, 'config/plugins.ts'), 'utf8'),
       "enabled: ['books', 'tables', 'polls']"
