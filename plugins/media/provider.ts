@@ -1,5 +1,6 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import { bindSingletons } from '#core/container/bind_singletons'
+import { localFiles } from '#core/transfer/local_files'
 import '#plugins/books/events'
 import '#plugins/tables/events'
 import { DerivativeService } from './services/derivative_service.js'
@@ -41,6 +42,14 @@ export default class MediaProvider {
    * the write committed; a failure is logged, never undoes the write.
    */
   async boot() {
+    // The book export (node ace export) reads files of this server through the kernel.
+    localFiles.provide(async (name) => {
+      const files = await this.app.container.make(MediaFiles)
+      const found = await files.liveByName(name)
+      if (!found) return null
+      const store = await this.app.container.make(MediaStore)
+      return store.bytes(found.storage_key)
+    })
     const emitter = await this.app.container.make('emitter')
     const logger = await this.app.container.make('logger')
     const lifecycle = () => this.app.container.make(MediaLifecycle)

@@ -13,6 +13,7 @@ import { enforceRestrictions } from '#core/auth/restrictions'
 import { NO_RESTRICTIONS } from '#models/api_session'
 import type ApiSession from '#models/api_session'
 import type User from '#models/user'
+import { localFiles } from './local_files.js'
 
 /** The interface's version label sent to a remote server (client-facts: any value is accepted). */
 const VERSION = '6.49'
@@ -283,20 +284,14 @@ export class LocalClient implements InterfaceClient {
   }
 
   /**
-   * A file of this server, read from the media store (the export's side): through the media
-   * plugin's public services, when it is enabled (without it no book has files).
+   * A file of this server (the export's side), through the reader the file-storing plugin
+   * provides (local_files.ts: the media plugin; without it no book has files).
    */
   async download(file: FileRef): Promise<Buffer | null> {
-    const { default: plugins } = await import('#config/plugins')
-    if (!plugins.enabled.includes('media')) return null
-    const { MediaFiles } = await import('#plugins/media/services/media_files')
-    const { MediaStore } = await import('#plugins/media/services/media_store')
-    const files = await app.container.make(MediaFiles)
-    const store = await app.container.make(MediaStore)
     for (const name of [file.uuid, file.internName]) {
       if (!name) continue
-      const found = await files.liveByName(name)
-      if (found) return store.bytes(found.storage_key)
+      const bytes = await localFiles.read(name)
+      if (bytes) return bytes
     }
     return null
   }
