@@ -65,7 +65,7 @@ export class QuireClient extends QuireOperations {
     password: string
     appname?: string
     appkey?: string
-    restrictions?: string | Record<string, unknown>
+    restrictions?: unknown
   }): Promise<Credentials> {
     const appkey =
       input.appkey ?? (await this.createAppkey({ appname: input.appname ?? 'quire-client' })).appkey
@@ -83,20 +83,15 @@ export class QuireClient extends QuireOperations {
   /**
    * A new sesskey from the held oauthkey (createSesskey): after login or
    * useOauthkey, or when the session expired (SESSION_EXPIRED).
-   * `restrictions` (JSON or an object) may make it read-only or keep it to one book.
+   * `restrictions` (JSON text or an object) may make it read-only or keep it to one book.
    */
-  async openSession(
-    options: { restrictions?: string | Record<string, unknown> } = {}
-  ): Promise<Credentials> {
+  async openSession(options: { restrictions?: unknown } = {}): Promise<Credentials> {
     if (!this.held?.oauthkey) throw new Error('openSession needs an oauthkey: login() first')
-    const restrictions =
-      typeof options.restrictions === 'object'
-        ? JSON.stringify(options.restrictions)
-        : (options.restrictions ?? '')
     const session = await this.createSesskey({
       o_u: this.held.o_u,
       oauthkey: this.held.oauthkey,
-      restrictions,
+      // JSON text or an object (sent in PHP bracket form): the server reads both.
+      restrictions: options.restrictions ?? '',
     })
     this.held = { ...this.held, u_c: this.held.u_c ?? this.held.o_u, sesskey: session.sesskey }
     return this.credentials!

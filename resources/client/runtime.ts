@@ -177,7 +177,7 @@ export class QuireTransport {
     return `${this.baseUrl}${this.prefix}/api.php`
   }
 
-  /** Holds these keys for the next calls (o_u, sesskey; u_c defaults to o_u). */
+  /** Holds these keys for the next calls (o_u, sesskey, and u_c when acting on behalf or as real clients send it). */
   useSession(credentials: Credentials): this {
     this.held = { ...this.held, ...credentials }
     return this
@@ -186,11 +186,11 @@ export class QuireTransport {
   /** The parameters a call carries for the held session. */
   protected sessionParams(): Record<string, string> {
     if (!this.held?.sesskey) return {}
-    return {
-      o_u: this.held.o_u,
-      u_c: this.held.u_c ?? this.held.o_u,
-      sesskey: this.held.sesskey,
-    }
+    // u_c only when held: the server reads a missing u_c as o_u (client-facts.md, "Keys").
+    const params: Record<string, string> = { o_u: this.held.o_u }
+    if (this.held.u_c) params.u_c = this.held.u_c
+    params.sesskey = this.held.sesskey
+    return params
   }
 
   /**

@@ -106,6 +106,8 @@ export class QuireSocket {
     const attached = new Promise<ServerFrame>((resolve, reject) =>
       this.attachedWaiters.push({ resolve, reject })
     )
+    // Awaited only once the socket opened: a drop before that is reported by the open.
+    attached.catch(() => {})
     ws.onmessage = (event) => this.receive(event.data)
     ws.onclose = (event) => this.dropped(ws, event.code)
     ws.onerror = () => {}
@@ -209,7 +211,7 @@ export class QuireSocket {
     const envelope: Record<string, unknown> = {}
     if (keys?.sesskey) {
       envelope.o_u = keys.o_u
-      envelope.u_c = keys.u_c ?? keys.o_u
+      if (keys.u_c) envelope.u_c = keys.u_c
       envelope.sesskey = keys.sesskey
     }
     if (this.options.version) envelope.version = this.options.version

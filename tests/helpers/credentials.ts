@@ -1,18 +1,13 @@
 import app from '@adonisjs/core/services/app'
-import { rpc } from './rpc.js'
-import { serverUrl } from './server.js'
+import { rpc, testTransport } from './rpc.js'
 
 /** createOauthkey over real HTTP from a given client address (X-Forwarded-For, trusted from loopback). */
 export async function createOauthkeyFrom(key: string, login: string, pwd: string, address: string) {
-  const response = await fetch(`${serverUrl()}/live/api.php`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      'X-Forwarded-For': address,
-    },
-    body: new URLSearchParams({ req: 'createOauthkey', appkey: key, login, pwd }).toString(),
-  })
-  return (await response.json()) as Record<string, any>
+  const answer = await testTransport().send(
+    { req: 'createOauthkey', appkey: key, login, pwd },
+    { headers: { 'X-Forwarded-For': address } }
+  )
+  return answer.body
 }
 
 /** A fresh application key. */

@@ -1,67 +1,41 @@
+import { QuireTransport, bracketPairs, type Form, type RawAnswer } from '#client/runtime'
 import { serverUrl } from './server.js'
 
-export type Form = 'urlencoded' | 'query' | 'get' | 'json' | 'multipart'
+export type { Form }
 
-export interface RpcAnswer {
-  status: number
-  contentType: string | null
-  body: Record<string, any>
-  text: string
-}
+export type RpcAnswer = RawAnswer
 
 /** Every way real clients send parameters (docs/spec/client-facts.md, "Transport"). */
 export const ALL_FORMS: Form[] = ['get', 'query', 'urlencoded', 'json', 'multipart']
 
-/** PHP bracket form of nested values: {a: {b: 1}} -> [['a[b]', '1']]. */
-export function bracketPairs(params: Record<string, unknown>, prefix = ''): [string, string][] {
-  const pairs: [string, string][] = []
-  for (const [key, value] of Object.entries(params)) {
-    const name = prefix ? `${prefix}[${key}]` : key
-    if (value !== null && typeof value === 'object')
-      pairs.push(...bracketPairs(value as Record<string, unknown>, name))
-    else if (value !== undefined) pairs.push([name, String(value ?? '')])
+export { bracketPairs }
+
+let transport: { baseUrl: string; client: QuireTransport } | null = null
+
+/**
+ * The typed client's transport (resources/client) for this test server: every
+ * helper's api.php call goes through it. No retries and no version added, so
+ * each call is exactly one request with exactly the parameters given.
+ */
+export function testTransport(): QuireTransport {
+  const baseUrl = serverUrl()
+  if (transport?.baseUrl !== baseUrl) {
+    transport = { baseUrl, client: new QuireTransport({ baseUrl, retries: 0, version: null }) }
   }
-  return pairs
+  return transport.client
 }
 
 /**
- * Calls api.php over real HTTP. `form` picks the transport: GET with a query
- * string, POST with everything in the query string and an empty body,
- * urlencoded, JSON or multipart body.
+ * Calls api.php over real HTTP (through the typed client's transport). `form`
+ * picks the transport: GET with a query string, POST with everything in the
+ * query string and an empty body, urlencoded, JSON or multipart body.
  */
 export async function rpc(
   params: Record<string, unknown>,
   form: Form = 'urlencoded',
   path = '/live/api.php'
-) {
-  const pairs = bracketPairs(params)
-  const search = new URLSearchParams(pairs).toString()
-  let url = `${serverUrl()}${path}`
-  const init: RequestInit = { method: 'POST' }
-  switch (form) {
-    case 'get':
-      init.method = 'GET'
-      url += `?${search}`
-      break
-    case 'query':
-      url += `?${search}`
-      break
-    case 'urlencoded':
-      init.headers = { 'Content-Type': 'application/x-www-form-urlencoded' }
-      init.body = search
-      break
-    case 'json':
-      init.headers = { 'Content-Type': 'application/json' }
-      init.body = JSON.stringify(params)
-      break
-    case 'multipart': {
-      const data = new FormData()
-      for (const [key, value] of pairs) data.append(key, value)
-      init.body = data
-      break
-    }
-  }
-  return answerOf(await fetch(url, init))
+): Promise<RpcAnswer> {
+  return testTransport().send(params, { form, path })
 }
 
 /** An api.php response as tests read it (a body that is not JSON is kept as `unparsable`). */

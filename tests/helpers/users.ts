@@ -1,7 +1,9 @@
 import application from '@adonisjs/core/services/app'
 import { randomUUID } from 'node:crypto'
 import { UserService } from '#core/services/user_service'
-import { rpc, type Form } from './rpc.js'
+import { QuireClient, QuireError } from '#client/index'
+import type { Form } from './rpc.js'
+import { serverUrl } from './server.js'
 
 const users = await application.container.make(UserService)
 
@@ -32,37 +34,31 @@ export interface Session {
   appkey: string
 }
 
-/** The real client flow: createAppkey -> createOauthkey -> createSesskey. */
+/**
+ * The real client flow, through the typed client's key flow (resources/client
+ * login()): createAppkey -> createOauthkey -> createSesskey.
+ */
 export async function login(
   user: { code: string; email: string | null },
   options: { restrictions?: unknown; form?: Form; appname?: string } = {}
 ): Promise<Session> {
-  const form = options.form ?? 'urlencoded'
-  const app = await rpc({ req: 'createAppkey', appname: options.appname ?? 'quire-tests' }, form)
-  const oauth = await rpc(
-    {
-      req: 'createOauthkey',
-      appkey: app.body.appkey,
+  const client = new QuireClient({
+    baseUrl: serverUrl(),
+    retries: 0,
+    version: null,
+    form: options.form ?? 'urlencoded',
+  })
+  try {
+    const keys = await client.login({
+      appname: options.appname ?? 'quire-tests',
       login: user.email ?? user.code,
-      pwd: TEST_PASSWORD,
-    },
-    form
-  )
-  if (oauth.body.status !== 'ok') throw new Error(`login failed: ${oauth.text}`)
-  const sess = await rpc(
-    {
-      req: 'createSesskey',
-      o_u: oauth.body.o_u,
-      oauthkey: oauth.body.oauthkey,
+      password: TEST_PASSWORD,
       restrictions: options.restrictions ?? '',
-    },
-    form
-  )
-  if (sess.body.status !== 'ok') throw new Error(`createSesskey failed: ${sess.text}`)
-  return {
-    o_u: oauth.body.o_u,
-    sesskey: sess.body.sesskey,
-    oauthkey: oauth.body.oauthkey,
-    appkey: app.body.appkey,
+    })
+    return { o_u: keys.o_u, sesskey: keys.sesskey!, oauthkey: keys.oauthkey!, appkey: keys.appkey! }
+  } catch (error) {
+    if (!(error instanceof QuireError)) throw error
+    const step = error.req === 'createSesskey' ? 'createSesskey failed' : 'login failed'
+    throw new Error(`${step}: ${JSON.stringify(error.answer)}`)
   }
 }

@@ -1,5 +1,7 @@
 import app from '@adonisjs/core/services/app'
-import { rpc, type Form } from '#tests/helpers/rpc'
+import { type Form } from '#tests/helpers/rpc'
+import { serverUrl } from '#tests/helpers/server'
+import { QuireClient } from '#client/index'
 import { login, makeUser, type Session } from '#tests/helpers/users'
 import type { Actor } from '#core/rpc/base_operation'
 import { resolveActor } from '#core/auth/resolve_actor'
@@ -29,13 +31,19 @@ export async function client(options: { restrictions?: unknown } = {}): Promise<
 }
 
 export function clientFor(user: User, session: Session): Client {
+  let typed: QuireClient | null = null
   return {
     user,
     session,
     code: user.code,
-    async call(params, form = 'urlencoded') {
-      const answer = await rpc({ o_u: session.o_u, sesskey: session.sesskey, ...params }, form)
-      return answer.body
+    // Through the typed client's call() (resources/client), as these tests always sent it:
+    // o_u and sesskey, no u_c, no version.
+    call({ req, ...params }, form = 'urlencoded') {
+      if (!typed) {
+        typed = new QuireClient({ baseUrl: serverUrl(), retries: 0, version: null })
+        typed.useSession({ o_u: session.o_u, sesskey: session.sesskey })
+      }
+      return typed.call(req as string, params, { form })
     },
   }
 }

@@ -1,6 +1,7 @@
 import sharp from 'sharp'
 import { caller, ok, type makeBook } from '#plugins/tables/tests/helpers/tables'
 import { serverUrl } from '#tests/helpers/server'
+import { QuireTransport } from '#client/runtime'
 import type { Session } from '#tests/helpers/users'
 
 /** Test files made here, never fixtures from elsewhere. */
@@ -50,23 +51,17 @@ export async function upload(
   req = 'fileUpload',
   origin = serverUrl()
 ) {
-  const data = new FormData()
-  data.append('req', req)
-  data.append('version', '6.49q/6.49')
-  if (session) {
-    data.append('o_u', session.o_u)
-    data.append('u_c', session.o_u)
-    data.append('sesskey', session.sesskey)
-  }
-  for (const [key, value] of Object.entries(params)) data.append(key, String(value))
-  if (file)
-    data.append(
-      'qqfile',
-      new Blob([file.bytes], { type: file.type ?? 'application/octet-stream' }),
-      file.name
-    )
-  const response = await fetch(`${origin}/live/api.php`, { method: 'POST', body: data })
-  return (await response.json()) as Record<string, any>
+  // Through the typed client's transport (resources/client): one multipart request, part qqfile.
+  const client = new QuireTransport({ baseUrl: origin, retries: 0 })
+  const fields: Record<string, string> = { req, version: '6.49q/6.49' }
+  if (session)
+    Object.assign(fields, { o_u: session.o_u, u_c: session.o_u, sesskey: session.sesskey })
+  for (const [key, value] of Object.entries(params)) fields[key] = String(value)
+  const answer = await client.send(fields, {
+    form: 'multipart',
+    file: file ? { data: file.bytes, name: file.name, type: file.type } : undefined,
+  })
+  return answer.body
 }
 
 /** GET (or another method) of a server path, with optional session parameters in the query. */

@@ -4,7 +4,9 @@ import type { Actor } from '#core/rpc/base_operation'
 import { NO_RESTRICTIONS } from '#models/api_session'
 import type { RowsChanged } from '../../events.js'
 import { DateTime } from 'luxon'
-import { rpc, type Form } from '#tests/helpers/rpc'
+import { type Form } from '#tests/helpers/rpc'
+import { serverUrl } from '#tests/helpers/server'
+import { QuireClient } from '#client/index'
 import { login, makeUser, type Session } from '#tests/helpers/users'
 
 let counter = 0
@@ -50,12 +52,16 @@ export type Call = (
   form?: Form
 ) => Promise<Record<string, any>>
 
-/** An api.php caller bound to a session. */
+/** An api.php caller bound to a session (the typed client's call(): the envelope as answered). */
 export function caller(session: Session | null): Call {
-  return async (req, params = {}, form = 'urlencoded') => {
-    const auth = session ? { o_u: session.o_u, u_c: session.o_u, sesskey: session.sesskey } : {}
-    const answer = await rpc({ req, version: '6.49q/6.49', ...auth, ...params }, form)
-    return answer.body
+  let client: QuireClient | null = null
+  return (req, params = {}, form = 'urlencoded') => {
+    if (!client) {
+      client = new QuireClient({ baseUrl: serverUrl(), retries: 0, version: '6.49q/6.49' })
+      if (session)
+        client.useSession({ o_u: session.o_u, u_c: session.o_u, sesskey: session.sesskey })
+    }
+    return client.call(req, params, { form })
   }
 }
 
