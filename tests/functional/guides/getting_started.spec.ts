@@ -136,6 +136,10 @@ test.group('Getting started guide', (group) => {
     await assert.rejects(() => runGuide(failing, { cwd: folder, env: readerEnv() }), /exited 1/)
     const unset = parseGuide(guide.replace('export GREETING=hello', 'echo "$NOT_SET"'))
     await assert.rejects(() => runGuide(unset, { cwd: folder, env: readerEnv() }), /exited 1/)
+    // A background job the block leaves running is ended with it (the run does not wait for it).
+    const leftOver = parseGuide('```sh\nsleep 600 &\necho started\n```\n```text\nstarted\n```')
+    const [ended] = await runGuide(leftOver, { cwd: folder, env: readerEnv(), timeoutMs: 20_000 })
+    assert.notInclude(ended.stderr, 'killed', 'ended when bash exited, not by the guard')
     assert.isUndefined(missingLine('a\nb 1\nc', ['a', 'b ...']))
     assert.equal(missingLine('b 1\na', ['a', 'b ...']), 'b ...')
   })

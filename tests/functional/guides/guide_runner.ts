@@ -106,6 +106,13 @@ function run(
       } catch {}
     }, timeoutMs)
     child.on('error', reject)
+    // Whatever the block left running in the background (a stream it did not end) ends with it,
+    // and lets go of the output pipes it inherited.
+    child.on('exit', () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {}
+    })
     child.on('close', (code) => {
       clearTimeout(guard)
       resolve({ code, stdout, stderr })
