@@ -13,7 +13,13 @@ export interface TusTarget {
 }
 
 /** A resumable upload's source: a Blob/File in browsers; a Buffer or a Readable in Node. */
-export type TusSource = Blob | Uint8Array | NodeJS.ReadableStream
+export type TusSource = Blob | Uint8Array | ReadableLike
+
+/** A Node Readable, described without Node's types (the client also builds for browsers). */
+export interface ReadableLike {
+  pipe(destination: any): any
+  on(event: string, listener: (...args: any[]) => void): any
+}
 
 export interface TusOptions {
   filename?: string

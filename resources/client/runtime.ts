@@ -63,7 +63,7 @@ export interface ClientOptions {
   headers?: Record<string, string>
   /** Another fetch (tests, instrumentation). */
   fetch?: typeof fetch
-  credentials?: Credentials
+  credentials?: Credentials | null
 }
 
 export interface CallOptions {

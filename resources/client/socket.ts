@@ -56,8 +56,10 @@ export const REVOKED_CLOSE_CODE = 4001
 async function defaultWebSocket(): Promise<WebSocketConstructor> {
   const global = (globalThis as any).WebSocket
   if (global) return global as WebSocketConstructor
-  const module = await import('ws')
-  return module.WebSocket as unknown as WebSocketConstructor
+  // Node 20 has no global WebSocket. The name is a variable so browser bundlers leave it alone.
+  const name = 'ws'
+  const module = await import(/* @vite-ignore */ name)
+  return (module.WebSocket ?? module.default) as WebSocketConstructor
 }
 
 let uuidCounter = 0
