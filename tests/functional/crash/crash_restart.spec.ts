@@ -8,6 +8,7 @@ import { hasRedis, onMysql } from '#tests/helpers/database'
 import { rowTableName } from '#plugins/tables/lib/field_types'
 import { caller, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
 import { startQuire, type QuireProcess } from '../../../bench/lib/quire_process.js'
+import { callerOn } from '#tests/helpers/server_caller'
 
 /**
  * A Quire process killed with SIGKILL in the middle of a burst of writes on
@@ -26,26 +27,6 @@ const RESTAMP_BOUND_MS = 10_000
 
 const needs = () =>
   !onMysql() || !hasRedis() ? 'needs DB_CONNECTION=mysql and REDIS_HOST (skipped)' : null
-
-type Call = (req: string, params?: Record<string, unknown>) => Promise<Record<string, any>>
-
-/** api.php as the book owner, on a given server. */
-function callerOn(base: string, session: { o_u: string; sesskey: string }): Call {
-  return async (req, params = {}) => {
-    const response = await fetch(`${base}/live/api.php`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        req,
-        o_u: session.o_u,
-        u_c: session.o_u,
-        sesskey: session.sesskey,
-        ...Object.fromEntries(Object.entries(params).map(([key, value]) => [key, String(value)])),
-      }).toString(),
-    })
-    return (await response.json()) as Record<string, any>
-  }
-}
 
 interface Acked {
   messages: { uuid: string; msg: string; sstamp: number; smid: number; withEvent: boolean }[]

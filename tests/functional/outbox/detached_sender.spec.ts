@@ -6,24 +6,7 @@ import { attached } from '#tests/functional/socket/socket_client'
 import { startReceiver } from '#plugins/webhooks/tests/helpers/receiver'
 import { table, withoutSweeper } from '#plugins/webhooks/tests/helpers/setup'
 import { startQuire, type QuireProcess } from '../../../bench/lib/quire_process.js'
-
-/** api.php on a given server as a session. */
-function callerOn(base: string, session: { o_u: string; sesskey: string }) {
-  return async (req: string, params: Record<string, unknown> = {}) => {
-    const response = await fetch(`${base}/live/api.php`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        req,
-        o_u: session.o_u,
-        u_c: session.o_u,
-        sesskey: session.sesskey,
-        ...Object.fromEntries(Object.entries(params).map(([key, value]) => [key, String(value)])),
-      }).toString(),
-    })
-    return (await response.json()) as Record<string, any>
-  }
-}
+import { callerOn } from '#tests/helpers/server_caller'
 
 /** The pids of a process's children whose command line holds `outbox:send` (Linux /proc). */
 function sendersOf(pid: number): number[] {

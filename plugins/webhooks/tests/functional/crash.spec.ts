@@ -6,24 +6,7 @@ import { caller, eventually, makeBook, ok } from '#plugins/tables/tests/helpers/
 import { ROOT, startQuire, type QuireProcess } from '../../../../bench/lib/quire_process.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { table, withoutSweeper } from '../helpers/setup.js'
-
-/** api.php on a given server as a session. */
-function callerOn(base: string, session: { o_u: string; sesskey: string }) {
-  return async (req: string, params: Record<string, unknown> = {}) => {
-    const response = await fetch(`${base}/live/api.php`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        req,
-        o_u: session.o_u,
-        u_c: session.o_u,
-        sesskey: session.sesskey,
-        ...Object.fromEntries(Object.entries(params).map(([key, value]) => [key, String(value)])),
-      }).toString(),
-    })
-    return (await response.json()) as Record<string, any>
-  }
-}
+import { callerOn } from '#tests/helpers/server_caller'
 
 /**
  * A real server process (bin/server.ts, same database) commits row writes
