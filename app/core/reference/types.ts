@@ -5,7 +5,7 @@ import type { ErrorCode } from '#core/rpc/errors'
  * `reference.ts`, declared by the manifest's `reference`). Everything else the
  * reference shows (parameters, types, limits, auth mode, restrictions area,
  * writes, files) is read from the operation classes and their VineJS schemas:
- * nothing is written twice. tests/unit/reference/coverage.spec.ts fails when a
+ * nothing is written twice. tests/unit/reference/reference_documents.spec.ts fails when a
  * registered operation or socket message has no entry here.
  */
 export interface OperationDoc {
