@@ -1,3 +1,5 @@
+import { QuireClient } from '#client/index'
+
 /** An api.php call on another server process, answering the envelope. */
 export type ServerCall = (
   req: string,
@@ -6,21 +8,11 @@ export type ServerCall = (
 
 /**
  * api.php on a server process a test started (bench/lib/quire_process.ts's
- * startQuire), as a session: a form POST with o_u, u_c and sesskey.
+ * startQuire), as a session: a form POST with o_u, u_c and sesskey, through
+ * the typed client's call() (resources/client; no retry, no version).
  */
 export function callerOn(base: string, session: { o_u: string; sesskey: string }): ServerCall {
-  return async (req, params = {}) => {
-    const response = await fetch(`${base}/live/api.php`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        req,
-        o_u: session.o_u,
-        u_c: session.o_u,
-        sesskey: session.sesskey,
-        ...Object.fromEntries(Object.entries(params).map(([key, value]) => [key, String(value)])),
-      }).toString(),
-    })
-    return (await response.json()) as Record<string, any>
-  }
+  const client = new QuireClient({ baseUrl: base, retries: 0, version: null })
+  client.useSession({ o_u: session.o_u, u_c: session.o_u, sesskey: session.sesskey })
+  return (req, params = {}) => client.call(req, params)
 }
