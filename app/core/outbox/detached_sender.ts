@@ -68,7 +68,8 @@ export class DetachedSender implements RemoteSender {
   }
 
   get ready() {
-    return this.isReady && !!this.child?.connected
+    const child = this.child
+    return this.isReady && !!child?.connected && child.exitCode === null && !child.killed
   }
 
   start() {
@@ -100,13 +101,21 @@ export class DetachedSender implements RemoteSender {
     )
     if (!child?.connected) {
       for (const delivery of deliveries)
-        this.end(delivery.id, { outcome: 'retry', error: 'the sending process is not running' })
+        this.end(delivery.id, {
+          outcome: 'retry',
+          unsent: true,
+          error: 'the sending process is not running',
+        })
       return sends
     }
     child.send({ outbox: 'send', channel, deliveries } satisfies SenderMessage, (error) => {
       if (!error) return
       for (const delivery of deliveries)
-        this.end(delivery.id, { outcome: 'retry', error: 'the sending process did not take it' })
+        this.end(delivery.id, {
+          outcome: 'retry',
+          unsent: true,
+          error: 'the sending process did not take it',
+        })
     })
     return sends
   }
@@ -151,9 +160,10 @@ export class DetachedSender implements RemoteSender {
     resolve(result)
   }
 
-  /** Every send handed over and not answered is tried again (it may have gone out: at least once). */
+  /** Every send handed over and not answered is tried again soon (it may have gone out: at least once). */
   private endAll(reason: string) {
-    for (const id of [...this.inFlight.keys()]) this.end(id, { outcome: 'retry', error: reason })
+    for (const id of [...this.inFlight.keys()])
+      this.end(id, { outcome: 'retry', unsent: true, error: reason })
   }
 
   private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null) {

@@ -65,6 +65,8 @@ const POLL_MS = 20
 /** Attempts are written together: after this delay, or at once past FLUSH_ROWS. */
 const FLUSH_MS = 5
 const FLUSH_ROWS = 200
+/** A send lost with the process running it is tried again this soon. */
+const UNSENT_RETRY_MS = 1_000
 /** Sends ending while rows wait for room are answered by one claim this long after the first. */
 const STARVED_CLAIM_MS = 10
 
@@ -264,14 +266,21 @@ export class OutboxPump {
     const started = Date.now()
     const result = await settle(send)
     const now = Date.now()
-    const retry = result.outcome === 'retry' && delivery.attempt < delivery.maxAttempts
+    const retry =
+      result.outcome === 'retry' &&
+      (result.unsent === true || delivery.attempt < delivery.maxAttempts)
     this.ended.push({
       delivery,
       result,
       started,
       duration: now - started,
       state: retry ? 'pending' : result.outcome === 'retry' ? 'failed' : result.outcome,
-      nextAttemptAt: retry ? now + retryDelay(this.host.settings.backoff, delivery.attempt) : null,
+      nextAttemptAt: retry
+        ? now +
+          (result.unsent
+            ? UNSENT_RETRY_MS
+            : retryDelay(this.host.settings.backoff, delivery.attempt))
+        : null,
     })
     if (this.ended.length >= FLUSH_ROWS) this.flushSoon(0)
     else this.flushSoon(FLUSH_MS)
@@ -368,7 +377,7 @@ export class OutboxPump {
     const channel = this.host.channels.get(end.delivery.channel)
     if (!channel) return
     try {
-      if (end.state === 'delivered') await channel.onDelivered?.(end.delivery)
+      if (end.state === 'delivered') await channel.onDelivered?.(end.delivery, end.result)
       else if (end.state !== 'cancelled') await channel.onFailed?.(end.delivery, end.result)
     } catch (error) {
       this.host.logger.error(

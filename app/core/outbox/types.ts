@@ -73,6 +73,18 @@ export interface AttemptResult {
   response?: string | null
   /** Why it failed, for the log (never a secret). */
   error?: string | null
+  /**
+   * What the send tells the channel's hooks (onDelivered, onFailed), which
+   * may run in another process than the send (the web process's sender):
+   * plain JSON, never kept in the log.
+   */
+  note?: Record<string, unknown>
+  /**
+   * The send was lost with the process running it (the web process's sender
+   * died): tried again soon, not counted against maxAttempts (the receiver
+   * did nothing wrong). It may have gone out: at least once, as after a crash.
+   */
+  unsent?: boolean
 }
 
 /** Sends deliveries of one channel. Registered by the plugin that owns the channel. */
@@ -87,7 +99,7 @@ export interface OutboxChannel {
   /** The delivery failed for good (attempts used up, or a final refusal). */
   onFailed?(delivery: OutboxDelivery, result: AttemptResult): Promise<void>
   /** The delivery got through (a subscription's failure count resets). */
-  onDelivered?(delivery: OutboxDelivery): Promise<void>
+  onDelivered?(delivery: OutboxDelivery, result: AttemptResult): Promise<void>
 }
 
 /** A plugin's part in an in-transaction topic. */

@@ -122,9 +122,6 @@ export function post(
  * address fails at once, anything else is retried.
  */
 export class WebhookChannel implements OutboxChannel {
-  /** Deliveries being sent whose subscription had failures: only their success resets the count. */
-  private afterFailures = new Set<number>()
-
   constructor(
     private webhooks: WebhookService,
     private options: Partial<PostOptions> = {}
@@ -170,16 +167,18 @@ export class WebhookChannel implements OutboxChannel {
     const answer = { status: result.status, response: result.response, error: result.error }
     if (result.refused) return { ...answer, outcome: 'failed' }
     if (result.status !== null && result.status >= 200 && result.status < 300) {
-      if (Number(row.consecutive_failures) > 0) this.afterFailures.add(delivery.id)
+      // Only a success after failures resets the count (its hook may run in another process).
+      if (Number(row.consecutive_failures) > 0)
+        return { ...answer, outcome: 'delivered', note: { afterFailures: true } }
       return { ...answer, outcome: 'delivered' }
     }
     if (result.status === 410) return { ...answer, outcome: 'failed', error: '410 Gone' }
     return { ...answer, outcome: 'retry' }
   }
 
-  async onDelivered(delivery: OutboxDelivery) {
+  async onDelivered(delivery: OutboxDelivery, result: AttemptResult) {
     // A subscription without failures has no count to reset: no write for each delivery.
-    if (!this.afterFailures.delete(delivery.id)) return
+    if (result.note?.afterFailures !== true) return
     await this.webhooks.noteSuccess(subscriptionOf(delivery))
   }
 

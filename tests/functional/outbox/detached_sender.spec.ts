@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
 import { hasRedis } from '#tests/helpers/database'
 import { caller, eventually, makeBook, ok } from '#plugins/tables/tests/helpers/tables'
 import { attached } from '#tests/functional/socket/socket_client'
@@ -56,6 +57,8 @@ test.group('outbox: the web process sends through a process of its own', (group)
       LOG_LEVEL: 'warn',
       OUTBOX_SENDER: 'process',
       WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8',
+      // One attempt each: a 500 is a failure for good at once.
+      OUTBOX_MAX_ATTEMPTS: '1',
       OUTBOX_SWEEP_MS: '500',
       OUTBOX_SWEEP_GRACE_MS: '500',
     })
@@ -86,7 +89,13 @@ test.group('outbox: the web process sends through a process of its own', (group)
     await eventually(async () => sendersOf(server.child.pid!).length === 1, 60_000)
     const [first] = sendersOf(server.child.pid!)
     await write('one')
-    await eventually(async () => items().includes('one'), 30_000)
+    // Received and its result written: a sender killed before answering would have it sent again
+    // (at least once), which this test would count as a double.
+    const settled = async () => {
+      const rows = await db.from('outbox_deliveries').where('recipient', `wh:${created.webhook.id}`)
+      return rows.length > 0 && rows.every((row) => row.state === 'delivered')
+    }
+    await eventually(async () => items().includes('one') && (await settled()), 30_000)
 
     // Killed outright: a write meanwhile waits in the outbox and goes once a new sender runs.
     process.kill(first, 'SIGKILL')
@@ -98,6 +107,19 @@ test.group('outbox: the web process sends through a process of its own', (group)
     await eventually(async () => items().includes('two'), 30_000)
     assert.sameMembers(items(), ['one', 'two'], 'each change delivered once')
     assert.lengthOf(receiver.rejected, 0)
+
+    // A success after failures resets the subscription's failure count: the send (in the
+    // sender) notes it in its result, the hook (in the web process) writes it.
+    const failures = async () =>
+      Number(
+        (await db.from('webhooks').where('id', created.webhook.id).first()).consecutive_failures
+      )
+    receiver.state.answer = () => 500
+    await write('three')
+    await eventually(async () => (await failures()) === 1, 30_000)
+    receiver.state.answer = () => 200
+    await write('four')
+    await eventually(async () => (await failures()) === 0, 30_000)
 
     // A reminder's web alarm: the sender fires the reminder (its fan-out stages the alarm and
     // asks the web process for a kick), then sends the alarm through its hub, relayed to the
