@@ -334,14 +334,16 @@ export function ActivityItem({ children }: { children: ReactNode }) {
   const line = useRef<HTMLSpanElement>(null)
   const [cut, setCut] = useState(false)
   const [open, setOpen] = useState(false)
+  // Measured while closed only (an open line wraps and is never cut): a re-render of the list
+  // while a line is open (the live feed) must not lose the button that closes it.
   useEffect(() => {
     const element = line.current
-    if (!element) return
+    if (!element || open) return
     const measure = () => setCut(element.scrollWidth > element.clientWidth + 1)
     measure()
     window.addEventListener('resize', measure)
     return () => window.removeEventListener('resize', measure)
-  }, [children])
+  }, [children, open])
   return (
     <li className={open ? 'item open' : 'item'}>
       <span className="line" ref={line}>
