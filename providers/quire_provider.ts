@@ -173,6 +173,7 @@ export default class QuireProvider {
     this.sender = new DetachedSender({
       aceScript: this.app.makePath('ace.js'),
       nice: outboxConfig.senderNice,
+      answerTimeoutMs: outboxConfig.leaseMs,
       logger,
       relay: (raw) => hub.receive(raw),
       onReady: () => outbox.pump.wake(),

@@ -22,6 +22,8 @@ export interface DetachedSenderOptions {
   aceScript: string
   /** The sender's niceness (0 = the web process's priority, 19 = only idle CPU). */
   nice: number
+  /** A send not answered within this long is tried again (the outbox's lease: above every channel's timeout). */
+  answerTimeoutMs: number
   logger: Logger
   /** A hub message relayed by the sender, for this process's sockets and streams. */
   relay: (raw: string) => void
@@ -56,7 +58,8 @@ const STOP_GRACE_MS = 10_000
 export class DetachedSender implements RemoteSender {
   private child: ChildProcess | null = null
   private isReady = false
-  private inFlight = new Map<number, (result: AttemptResult) => void>()
+  private inFlight = new Map<number, { resolve: (result: AttemptResult) => void; at: number }>()
+  private overdue: NodeJS.Timeout | null = null
   private crashes: number[] = []
   private stopping = false
   private restartTimer: NodeJS.Timeout | null = null
@@ -74,6 +77,15 @@ export class DetachedSender implements RemoteSender {
 
   start() {
     this.stopping = false
+    // A send the sender never answers (it hangs) must not hold its slot for ever: it counts as
+    // an attempt (it may have hung at the receiver).
+    this.overdue ??= setInterval(() => {
+      const before = Date.now() - this.options.answerTimeoutMs
+      for (const [id, entry] of this.inFlight)
+        if (entry.at < before)
+          this.end(id, { outcome: 'retry', error: 'the sending process did not answer in time' })
+    }, 5_000)
+    this.overdue.unref()
     const child = fork(this.options.aceScript, ['outbox:send'], {
       // The ace script registers what it needs (the TypeScript loader in a checkout): the web
       // process's own flags (a profiler, hot reload) are not the sender's.
@@ -97,7 +109,10 @@ export class DetachedSender implements RemoteSender {
   send(channel: string, deliveries: OutboxDelivery[]): Promise<AttemptResult>[] {
     const child = this.child
     const sends = deliveries.map(
-      (delivery) => new Promise<AttemptResult>((resolve) => this.inFlight.set(delivery.id, resolve))
+      (delivery) =>
+        new Promise<AttemptResult>((resolve) =>
+          this.inFlight.set(delivery.id, { resolve, at: Date.now() })
+        )
     )
     if (!child?.connected) {
       for (const delivery of deliveries)
@@ -124,6 +139,8 @@ export class DetachedSender implements RemoteSender {
   async stop() {
     this.stopping = true
     if (this.restartTimer) clearTimeout(this.restartTimer)
+    if (this.overdue) clearInterval(this.overdue)
+    this.overdue = null
     const child = this.child
     if (!child || child.exitCode !== null || child.signalCode !== null) return
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
@@ -154,10 +171,10 @@ export class DetachedSender implements RemoteSender {
   }
 
   private end(id: number, result: AttemptResult) {
-    const resolve = this.inFlight.get(id)
-    if (!resolve) return
+    const entry = this.inFlight.get(id)
+    if (!entry) return
     this.inFlight.delete(id)
-    resolve(result)
+    entry.resolve(result)
   }
 
   /** Every send handed over and not answered is tried again soon (it may have gone out: at least once). */
