@@ -110,10 +110,10 @@ test.group('outbox: the web process sends through a process of its own', (group)
 
     // A success after failures resets the subscription's failure count: the send (in the
     // sender) notes it in its result, the hook (in the web process) writes it.
-    const failures = async () =>
-      Number(
-        (await db.from('webhooks').where('id', created.webhook.id).first()).consecutive_failures
-      )
+    const failures = async () => {
+      const subscription = await db.from('webhooks').where('id', created.webhook.id).first()
+      return Number(subscription.consecutive_failures)
+    }
     receiver.state.answer = () => 500
     await write('three')
     await eventually(async () => (await failures()) === 1, 30_000)
