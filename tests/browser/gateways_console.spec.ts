@@ -32,7 +32,11 @@ async function closedPort(): Promise<number> {
   return port
 }
 
-/** Reloads the page until `selector` shows (the server's state changes behind it). */
+/**
+ * Reloads the page until `selector` shows (the server's state changes behind it). Generous: in a
+ * full suite the shared outbox may be busy with earlier files' deliveries (waits are for state,
+ * not timings).
+ */
 async function reloadUntil(page: Page, selector: string, what: string) {
   await waitFor(
     async () => {
@@ -40,7 +44,7 @@ async function reloadUntil(page: Page, selector: string, what: string) {
       await page.waitForLoadState('networkidle')
       return (await page.locator(selector).count()) > 0
     },
-    15_000,
+    90_000,
     what
   )
 }
