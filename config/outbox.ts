@@ -29,12 +29,13 @@ const outboxConfig = {
   sends: env.get('OUTBOX_SENDS', 128),
   sendsPerRecipient: env.get('OUTBOX_SENDS_PER_RECIPIENT', 16),
   /**
-   * With the in-process queue (no Redis), who sends: `process`, a sending process the web
-   * process forks at a lower CPU priority (`node ace outbox:send`: deliveries never take the
-   * web process's CPU), or `inline`, the web process itself (the test environment's default).
+   * With the in-process queue (no Redis), who sends: `inline`, the web process itself (the
+   * default: a delivery leaves within milliseconds), or `process`, a sending process the web
+   * process forks at a lower CPU priority (`node ace outbox:send`: sends never take the web
+   * process's CPU, so writes go faster under load, and deliveries wait for idle CPU).
    * With Redis, `queue:work` processes and QUEUE_INLINE_WORKER decide instead.
    */
-  sender: env.get('OUTBOX_SENDER', env.get('NODE_ENV') === 'test' ? 'inline' : 'process'),
+  sender: env.get('OUTBOX_SENDER', 'inline'),
   /** The sending process's niceness: 0 is the web process's priority, 19 only idle CPU. */
   senderNice: env.get('OUTBOX_SENDER_NICE', 10),
 }
