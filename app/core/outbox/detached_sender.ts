@@ -66,10 +66,6 @@ export class DetachedSender implements RemoteSender {
 
   constructor(private options: DetachedSenderOptions) {}
 
-  get pid() {
-    return this.child?.pid
-  }
-
   get ready() {
     const child = this.child
     return this.isReady && !!child?.connected && child.exitCode === null && !child.killed
