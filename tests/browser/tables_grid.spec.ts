@@ -106,6 +106,11 @@ test.group('tables console: the grid in a browser (Chromium)', (group) => {
       await page.click('button[type=submit]')
       await page.waitForURL(`${serverUrl()}/admin`)
 
+      // The grid's live connection: one for the page's life, whatever the page posts.
+      const liveConnections: string[] = []
+      page.on('request', (request) => {
+        if (request.url().includes('/__transmit/events')) liveConnections.push(request.url())
+      })
       await page.goto(`${serverUrl()}/admin/tables/${catId}`)
       await page.waitForSelector('table.grid [data-row]')
       await page.waitForSelector('text=cells follow changes live')
@@ -135,7 +140,9 @@ test.group('tables console: the grid in a browser (Chromium)', (group) => {
       assert.match(await page.locator('[role=alert]').first().innerText(), /number/i)
       assert.equal(await amount.innerText(), '0')
 
-      // Another client writes: the cell follows without a reload.
+      // Another client writes: the cell follows without a reload, on the connection the page
+      // opened (a new one per save missed what was announced before it subscribed).
+      assert.lengthOf(liveConnections, 1)
       const elsewhere = await call({
         req: 'updateTableValue',
         rowId: String(second),

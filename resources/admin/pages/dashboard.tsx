@@ -1,6 +1,5 @@
-import { useEffect } from 'react'
 import { Head, Link, router, usePoll } from '@inertiajs/react'
-import { Transmit } from '@adonisjs/transmit-client'
+import { useConsoleFeed } from '../components/live_feed'
 import { ActivityItem, BarChart, Card, formatDate } from '../components/ui'
 
 /** The dashboard's figures, charts and activity come from its parts: the kernel's and each plugin's. */
@@ -45,19 +44,7 @@ const FIGURES = ['figures', 'queue', 'charts', 'activity']
  */
 function useLiveFigures(live: Props['live']) {
   usePoll(60_000, { only: FIGURES })
-  useEffect(() => {
-    const transmit = new Transmit({
-      baseUrl: window.location.origin,
-      beforeSubscribe: (request) => request.headers.set('X-Console-Token', live.token),
-    })
-    const subscription = transmit.subscription(live.channel)
-    subscription.onMessage(() => router.reload({ only: FIGURES }))
-    subscription.create().catch(() => {})
-    return () => {
-      subscription.delete().catch(() => {})
-      transmit.close()
-    }
-  }, [live.channel, live.token])
+  useConsoleFeed(live, () => router.reload({ only: FIGURES }))
 }
 
 /** Counts, queue health, activity and hourly charts; refreshed in place when they change. */

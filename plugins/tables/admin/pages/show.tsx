@@ -1,8 +1,8 @@
 import { Head, Link, router, usePage } from '@inertiajs/react'
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
-import { Transmit } from '@adonisjs/transmit-client'
 import { Card, counted } from '@console/components/ui'
 import type { SharedProps } from '@console/components/layout'
+import { useConsoleFeed } from '@console/components/live_feed'
 import { EditableCell } from './grid/editable_cell'
 import { ColumnPicker, FilterEditor } from './grid/filter_editor'
 import { GridPager } from './grid/grid_pager'
@@ -30,34 +30,15 @@ function useHiddenColumns(tableId: number) {
 
 /**
  * Follows other clients' writes: the server announces every write to a table on the grid
- * channel (Transmit, authorized by the page's token); when this table was written, the page
- * reloads its rows (and the open row panel) in place. Cells whose text changed are marked a
- * moment.
+ * channel; when this table was written (or notices may have been missed), the page reloads its
+ * rows (and the open row panel) in place. Cells whose text changed are marked a moment.
  */
 function useLiveRows(props: GridProps) {
-  const panelOpen = useRef(false)
-  panelOpen.current = Boolean(props.query.row)
-  const [following, setFollowing] = useState(false)
-  useEffect(() => {
-    const transmit = new Transmit({
-      baseUrl: window.location.origin,
-      beforeSubscribe: (request) => request.headers.set('X-Console-Token', props.live.token),
-    })
-    const subscription = transmit.subscription(props.live.channel)
-    subscription.onMessage((notice: { catId: number }) => {
-      if (notice.catId !== props.table.id) return
-      router.reload({ only: panelOpen.current ? ['rows', 'panel'] : ['rows'] })
-    })
-    subscription
-      .create()
-      .then(() => setFollowing(true))
-      .catch(() => setFollowing(false))
-    return () => {
-      subscription.delete().catch(() => {})
-      transmit.close()
-    }
-  }, [props.live.channel, props.live.token, props.table.id])
-  return following
+  const panelOpen = Boolean(props.query.row)
+  return useConsoleFeed<{ catId: number }>(props.live, (notice) => {
+    if (notice && notice.catId !== props.table.id) return
+    router.reload({ only: panelOpen ? ['rows', 'panel'] : ['rows'] })
+  })
 }
 
 /** Cells whose text changed since the last rows, for a short highlight. */
