@@ -22,7 +22,7 @@
  */
 import 'reflect-metadata'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import { apiClient } from './lib/api_client.js'
@@ -481,11 +481,14 @@ async function timeit(
   }
   report(label, target, times)
 }
+/** Each timed measure's p50 (ms), for BENCH_FIGURES_JSON. */
+const medians: Record<string, number> = {}
 /** Records and prints the p50 and p95 of `times` (ms). */
 function report(label: string, target: string, times: number[]) {
   times.sort((a, b) => a - b)
   const p50 = times[Math.floor(times.length / 2)]
   const p95 = times[Math.floor(times.length * 0.95)]
+  medians[label] = p50
   figures.push([label, `p50 ${p50.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms`, target])
   console.log(`${label}: p50 ${p50.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms (target ${target})`)
 }
@@ -495,6 +498,11 @@ const historyCount = await db.from('table_cell_history').count('* as total').fir
 if (only('reads')) {
   await timeit('getTableValues, 100-row page (offset 0..9,900)', '<= 10 ms', 50, (i) =>
     api('getTableValues', { catId: cid, offset: (i % 100) * 100, maxRows: 100 })
+  )
+  // Half-way through the table: an offset the row table's primary key skips to (issue 23 item 8).
+  const middle = Math.floor(ROWS / 2)
+  await timeit('getTableValues, 100-row deep page (offset rows / 2)', '<= 10 ms', 20, (i) =>
+    api('getTableValues', { catId: cid, offset: middle + (i % 10) * 100, maxRows: 100 })
   )
   await timeit('getTableValues, 100-row page, saved view equality filter', '<= 10 ms', 50, () =>
     api('getTableValues', {
@@ -560,6 +568,31 @@ if (only('reads')) {
       operation: 'count',
       filterRowIds: { applyViewFilters: String(viewId) },
     })
+  )
+  // An ad hoc filter on a field no index covers (issue 23 item 4): the count scans.
+  await timeit(
+    'computeTableOperation count, ad hoc filter on an unindexed number',
+    '<= 100 ms',
+    10,
+    (i) =>
+      api('computeTableOperation', {
+        catId: cid,
+        operation: 'count',
+        filterRowIds: {
+          applyViewFilters: {
+            filterGroup: {
+              operator: 'and',
+              filters: [
+                {
+                  field_id: String(F.qty),
+                  filter_type: 'number',
+                  json: { predicate: 'gte', operand: 40 + (i % 10) },
+                },
+              ],
+            },
+          },
+        },
+      })
   )
 }
 
@@ -865,4 +898,7 @@ console.log(
   `\n| measure (${dialect}, ${ROWS.toLocaleString('en')} rows) | result | target |\n|---|---|---|`
 )
 for (const [label, result, target] of figures) console.log(`| ${label} | ${result} | ${target} |`)
+// bench:growth reads each size's medians from here.
+if (process.env.BENCH_FIGURES_JSON)
+  writeFileSync(process.env.BENCH_FIGURES_JSON, JSON.stringify({ dialect, rows: ROWS, medians }))
 await app.terminate()
