@@ -101,6 +101,8 @@ export class CellWriter {
       commit: (batch) => this.commit(batch),
       // A value the database refused rolls the batch back: each write alone. A nok is final.
       retryAlone: (error) => !(error instanceof RpcError),
+      // On SQLite a batch never waits for I/O: without gathering, each request's write was a batch.
+      gather: true,
     })
   }
 

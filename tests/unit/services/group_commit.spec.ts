@@ -136,6 +136,54 @@ test.group('GroupCommit: batching', () => {
   })
 })
 
+test.group('GroupCommit: gather', () => {
+  test('with gather, the jobs of one turn of the event loop go in one batch; the next turn gathers again', async ({
+    assert,
+  }) => {
+    const { calls, submit, call, succeed } = harness({ gather: true })
+    // Jobs of separate requests read in one turn: submitted one after the other, no await between.
+    const first = ['a', 'b', 'c'].map((name) => submit(name))
+    assert.lengthOf(calls, 0, 'nothing is committed before the turn ends')
+    const batch = await call(0)
+    assert.deepEqual(batch.batch, ['a', 'b', 'c'])
+    batch.succeed()
+    await Promise.all(first.map((job) => job.settled))
+    assert.deepEqual(
+      first.map((job) => job.outcome.value),
+      ['a:done', 'b:done', 'c:done']
+    )
+
+    // A later job alone starts a batch of its own on the next turn, jobs of a running batch wait.
+    const d = submit('d')
+    assert.lengthOf(calls, 1)
+    const second = await call(1)
+    assert.deepEqual(second.batch, ['d'])
+    const e = submit('e')
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.lengthOf(calls, 2, 'e waits for the running batch')
+    second.succeed()
+    await d.settled
+    await succeed(2)
+    await e.settled
+    assert.deepEqual(
+      calls.map((c) => c.batch),
+      [['a', 'b', 'c'], ['d'], ['e']]
+    )
+  })
+
+  test('without gather the first job of a turn is committed alone', async ({ assert }) => {
+    const { calls, submit, succeed } = harness()
+    const jobs = ['a', 'b', 'c'].map((name) => submit(name))
+    await succeed(0)
+    await succeed(1)
+    await Promise.all(jobs.map((job) => job.settled))
+    assert.deepEqual(
+      calls.map((c) => c.batch),
+      [['a'], ['b', 'c']]
+    )
+  })
+})
+
 test.group('GroupCommit: concurrency', () => {
   test('by default one batch runs at a time', async ({ assert }) => {
     const { calls, submit, succeed } = harness()
