@@ -15,6 +15,9 @@ test.group('API reference page in a browser', (group) => {
     .skip(!hasChromium, noChromium)
     .run(async ({ assert }) => {
       const { context, page, errors } = await openPage(browser())
+      // The reference renders every operation of every plugin: on a loaded machine its layout
+      // and screenshots take far longer than a console page's.
+      page.setDefaultTimeout(90_000)
       const elsewhere: string[] = []
       // Offline: anything but this server is refused and recorded.
       await context.route('**/*', (route) => {
@@ -35,9 +38,15 @@ test.group('API reference page in a browser', (group) => {
         for (const tag of ['tables', 'webhooks', 'media URLs', 'uploads (tus)', 'auth service']) {
           await page.getByText(tag, { exact: true }).first().waitFor()
         }
-        // The tables section, opened from the sidebar: getTableValues with its summary.
-        await page.getByText('tables', { exact: true }).first().click()
-        await page.getByText('A page of rows of a table').first().click()
+        // The tables section, opened from the sidebar: getTableValues with its summary. A click
+        // before the reference's scripts listen opens nothing (a loaded machine): click again
+        // until the section shows the operation (a second click on an open one would close it).
+        const operation = page.getByText('A page of rows of a table').first()
+        for (let attempt = 0; attempt < 6 && !(await operation.isVisible()); attempt++) {
+          await page.getByText('tables', { exact: true }).first().click()
+          await operation.waitFor({ state: 'visible', timeout: 5_000 }).catch(() => {})
+        }
+        await operation.click()
         await page.getByRole('heading', { name: 'A page of rows of a table' }).first().waitFor()
         // The viewport only: the whole page is several screens of every plugin's operations.
         await page.screenshot({ path: `${SHOTS}/50-api-docs-tables.png` })
