@@ -9,7 +9,7 @@ import {
   sqlColumnOf,
   type FieldDef,
 } from '../lib/field_types.js'
-import { ftsPhrase, likeEscape } from '../lib/filter_compiler.js'
+import { likeEscape } from '../lib/filter_compiler.js'
 import { primaryField } from '../services/computed_fields.js'
 import { MetaService, type CategoryMeta } from '../services/meta_service.js'
 import { rowPages } from '../services/row_pages.js'
@@ -18,9 +18,8 @@ import { SchemaService } from '../services/schema_service.js'
 import {
   containsCondition,
   indexablePattern,
-  indexedColumns,
   isTextIndexable,
-  textIndexName,
+  textIndexRows,
   textIndexSupported,
 } from '../services/text_index.js'
 
@@ -32,13 +31,13 @@ import {
  * An OR over columns is a full scan, so here each searched column names the rows that may
  * hold the text by an index, and their UNION of row ids narrows the search (the ORed LIKEs
  * still decide, on those rows only):
- * - a text column: its text index (services/text_index.ts, FTS5 trigrams);
+ * - a text column: its text index (services/text_index.ts: FTS5 trigrams, MariaDB gram tables);
  * - a choice: the options holding the text, then the rows holding those options (the
  *   column's index; a multiple choice's side table);
  * - a link: the linked table's rows whose name (its primary field) holds the text, then the
  *   rows linking to them (the link's side table); a lookup likewise, through its link;
  * - a person: the user codes holding the text, then the rows holding those codes.
- * When one searched column has no such way (a formula, a created-by column, MariaDB, a text
+ * When one searched column has no such way (a formula, a created-by column, a text
  * of fewer than 3 characters, more than SEARCH_MAX_CANDIDATES candidate rows), the search
  * scans as before (`null`).
  *
@@ -173,14 +172,7 @@ export class GridSearch {
   private async textCandidates(category: CategoryMeta, field: FieldDef, text: string) {
     const column = field.column
     if (!column || !isTextIndexable(field, column)) return null
-    const indexed = await indexedColumns(category.id)
-    if (!indexed.has(column)) return null
-    const name = quoteId(textIndexName(category.id, column))
-    const sub = {
-      sql: `SELECT rowid FROM ${name} WHERE ${name} MATCH ?`,
-      bindings: [ftsPhrase(text)],
-    }
-    return (await this.bounded(sub)) ? sub : null
+    return textIndexRows(category.id, column, text, SEARCH_MAX_CANDIDATES)
   }
 
   /** Whether `sub` selects at most SEARCH_MAX_CANDIDATES rows. */

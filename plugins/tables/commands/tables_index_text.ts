@@ -3,14 +3,16 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 
 /**
  * Builds the text indexes (substring search by index, services/text_index.ts) of existing
- * tables: one per plain text field, as a field created today gets. Each index is built in one
- * transaction (writes to that table wait for it: about a minute per million rows and field).
+ * tables: one per plain text field, as a field created today gets. On SQLite each index is
+ * built in one transaction (writes to that table wait for it: about a minute per million rows
+ * and field); on MariaDB the gram table and its triggers come first, then the rows in batches
+ * of 20,000 (writes wait for a batch at most; readers use the index once it is complete).
  * --drop removes them instead (a table whose writes matter more than its substring searches).
  */
 export default class TablesIndexText extends BaseCommand {
   static commandName = 'tables:index-text'
   static description =
-    "Build (or --drop) the trigram indexes that answer text fields' contains, begins-with and ends-with filters (SQLite)"
+    "Build (or --drop) the trigram indexes that answer text fields' contains, begins-with and ends-with filters"
   static options: CommandOptions = { startApp: true }
 
   @args.spread({ description: 'Table ids (catId); every table when none', required: false })
@@ -24,11 +26,6 @@ export default class TablesIndexText extends BaseCommand {
     const { default: db } = await import('@adonisjs/lucid/services/db')
     const { MetaService } = await import('../services/meta_service.js')
     const textIndex = await import('../services/text_index.js')
-    if (!textIndex.textIndexSupported()) {
-      this.logger.error('Text indexes are built on SQLite only: MariaDB filters scan the table')
-      this.exitCode = 1
-      return
-    }
     const everyTable = async () => {
       const rows = await db.from('table_categories').orderBy('id').select('id')
       return rows.map((row) => Number(row.id))

@@ -49,10 +49,12 @@ export interface FilterContext {
 }
 
 /**
- * The text index's plan for one compilation: `textIndexKey(column, text)` -> the index (FTS5
- * table) holding that column, for contains, begins-with and ends-with on `text`.
+ * The text index's plan for one compilation: `textIndexKey(column, text)` -> the condition on
+ * `t.id` naming the rows the column's text index holds `text` in (services/text_index.ts: an
+ * FTS5 MATCH on SQLite, a gram table's rows on MariaDB), for contains, begins-with and
+ * ends-with on `text`.
  */
-export type TextIndexPlan = Map<string, string>
+export type TextIndexPlan = Map<string, { sql: string; bindings: unknown[] }>
 export const textIndexKey = (column: string, text: string) => `${column}\u0000${text}`
 
 /** `text` as an FTS5 phrase: its double quotes doubled (nothing else is syntax inside one). */
@@ -548,11 +550,10 @@ export class FilterCompiler {
    */
   private like(field: FieldDef, col: string, text: string, pattern: string): Sql {
     const like = { sql: `${col} LIKE ? ESCAPE '!'`, bindings: [pattern] }
-    const index = field.column
+    const narrowed = field.column
       ? this.context.textIndex?.get(textIndexKey(field.column, text))
       : null
-    if (!index) return like
-    const narrowed = textIndexCondition(index, text)
+    if (!narrowed) return like
     return { sql: `${narrowed.sql} AND ${like.sql}`, bindings: [...narrowed.bindings, pattern] }
   }
 

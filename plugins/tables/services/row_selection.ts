@@ -210,7 +210,7 @@ export class RowSelection {
           ...where.bindings,
         ])
       } catch (error) {
-        if (!/no such table/i.test(String((error as Error)?.message))) throw error
+        if (!/no such table|doesn't exist/i.test(String((error as Error)?.message))) throw error
         driver.forget()
       }
     }

@@ -21,6 +21,7 @@ import {
   type FilterGroupSpec,
   type TextIndexPlan,
 } from '../lib/filter_compiler.js'
+import * as grams from './text_index_mysql.js'
 
 /**
  * Substring search by index (issue 23 item 3): a text field's column gets an
@@ -37,7 +38,12 @@ import {
  * and at most TEXT_INDEX_MAX_CANDIDATES rows hold it (a probe, LIMIT-ed);
  * a common pattern is read faster by the scan, which stops at a page's end.
  *
- * MariaDB: not built (filters scan, as before).
+ * MariaDB (services/text_index_mysql.ts): a side table of 3-character grams per column,
+ * `tt_<categoryId>_tri_<column>` (gram, row_id), kept by MariaDB triggers likewise, its gram
+ * column in the row column's own collation, so that a gram lookup is at least as loose as
+ * LIKE (case, accents, 4-byte characters as that collation compares them). The candidates are
+ * the rows holding the pattern's rarest grams (at most 3), then LIKE decides, with the same
+ * probe and limits.
  */
 
 /** The trigram tokenizer indexes 3-character windows: shorter patterns scan. */
@@ -51,8 +57,11 @@ export const textIndexName = (categoryId: number, column: string) =>
 
 const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
 
-/** Whether the database can hold text indexes (SQLite; FTS5 is built into better-sqlite3). */
-export const textIndexSupported = () => !isMysql()
+/**
+ * Whether the database can hold text indexes: both do (SQLite: FTS5 is built into
+ * better-sqlite3; MariaDB: gram tables and triggers).
+ */
+export const textIndexSupported = () => true
 
 /**
  * Fields whose column gets a text index: text kinds stored in a column, plain (an encrypted
@@ -85,6 +94,11 @@ export async function indexedColumns(categoryId: number): Promise<Set<string>> {
   if (!textIndexSupported()) return new Set()
   const cached = indexedCache.get(categoryId)
   if (cached && Date.now() - cached.at < CACHE_MS) return cached.columns
+  if (isMysql()) {
+    const built = await grams.builtColumns(categoryId)
+    indexedCache.set(categoryId, { at: Date.now(), columns: built })
+    return built
+  }
   const prefix = textIndexName(categoryId, '')
   const rows = await readQuery(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ? AND sql LIKE 'CREATE VIRTUAL TABLE%'",
@@ -102,6 +116,11 @@ export async function indexedColumns(categoryId: number): Promise<Set<string>> {
  */
 export async function createTextIndex(categoryId: number, column: string) {
   if (!textIndexSupported()) return false
+  if (isMysql()) {
+    const built = await grams.createGramIndex(categoryId, column)
+    forgetTextIndexes(categoryId)
+    return built
+  }
   const table = quote(rowTableName(categoryId))
   const name = textIndexName(categoryId, column)
   const index = quote(name)
@@ -142,6 +161,11 @@ export async function dropTextIndex(
   client: QueryClientContract = db.connection()
 ) {
   if (!textIndexSupported()) return
+  if (isMysql()) {
+    await grams.dropGramIndex(categoryId, column, client)
+    forgetTextIndexes(categoryId)
+    return
+  }
   const name = textIndexName(categoryId, column)
   for (const suffix of ['_ai', '_ad', '_au'])
     await client.rawQuery(`DROP TRIGGER IF EXISTS ${quote(`${name}${suffix}`)}`)
@@ -153,24 +177,38 @@ export async function dropTextIndex(
 export async function dropTextIndexes(categoryId: number) {
   if (!textIndexSupported()) return
   indexedCache.delete(categoryId)
-  for (const column of await indexedColumns(categoryId)) await dropTextIndex(categoryId, column)
+  // On MariaDB, a build left unfinished too (its table is not listed as an index).
+  const columns = isMysql() ? await grams.gramTables(categoryId) : await indexedColumns(categoryId)
+  for (const column of columns) await dropTextIndex(categoryId, column)
 }
 
 /**
- * Whether the index should answer `text` in `column`: it exists and holds the pattern in at
- * most TEXT_INDEX_MAX_CANDIDATES rows. Returns the index's name, or null (scan).
+ * The subquery selecting the ids of the rows `column`'s text index names for `text` (a
+ * superset of LIKE's), when the index exists and names at most `maxCandidates` rows (a probe,
+ * LIMIT-ed); null: the scan answers.
  */
-async function probe(categoryId: number, column: string, text: string): Promise<string | null> {
+export async function textIndexRows(
+  categoryId: number,
+  column: string,
+  text: string,
+  maxCandidates = TEXT_INDEX_MAX_CANDIDATES
+): Promise<{ sql: string; bindings: unknown[] } | null> {
   if (!indexablePattern(text)) return null
   const columns = await indexedColumns(categoryId)
   if (!columns.has(column)) return null
-  const name = textIndexName(categoryId, column)
   try {
-    const rows = await readQuery(
-      `SELECT rowid FROM ${quote(name)} WHERE ${quote(name)} MATCH ? LIMIT ${TEXT_INDEX_MAX_CANDIDATES + 1}`,
-      [ftsPhrase(text)]
-    )
-    return rows.length <= TEXT_INDEX_MAX_CANDIDATES ? name : null
+    if (isMysql()) {
+      const name = grams.gramTableName(categoryId, column)
+      const chosen = await grams.probeGrams(name, text, maxCandidates)
+      return chosen ? grams.gramRows(name, chosen) : null
+    }
+    const name = quote(textIndexName(categoryId, column))
+    const sub = {
+      sql: `SELECT rowid FROM ${name} WHERE ${name} MATCH ?`,
+      bindings: [ftsPhrase(text)],
+    }
+    const rows = await readQuery(`${sub.sql} LIMIT ${maxCandidates + 1}`, sub.bindings)
+    return rows.length <= maxCandidates ? sub : null
   } catch {
     // Dropped since the cache was filled (another process): the scan answers.
     forgetTextIndexes(categoryId)
@@ -178,12 +216,15 @@ async function probe(categoryId: number, column: string, text: string): Promise<
   }
 }
 
-/** The SQL condition restricting `t.id` to the rows whose text index holds `text`. */
-export function indexCondition(name: string, text: string) {
-  return {
-    sql: `t.id IN (SELECT rowid FROM ${quote(name)} WHERE ${quote(name)} MATCH ?)`,
-    bindings: [ftsPhrase(text)],
-  }
+/**
+ * Whether the index should answer `text` in `column`: it exists and holds the pattern in at
+ * most TEXT_INDEX_MAX_CANDIDATES rows. Returns the condition on `t.id`, or null (scan).
+ */
+async function probe(categoryId: number, column: string, text: string) {
+  const rows = await textIndexRows(categoryId, column, text)
+  if (!rows) return null
+  if (!isMysql()) return textIndexCondition(textIndexName(categoryId, column), text)
+  return { sql: `t.id IN (${rows.sql})`, bindings: rows.bindings }
 }
 
 const INDEXED_PREDICATES = new Set(['contains', 'begins_with', 'ends_with'])
@@ -207,8 +248,8 @@ export async function planTextIndex(
       const text = rawText(filter.json.operand)
       const key = textIndexKey(field.column!, text)
       if (plan.has(key)) continue
-      const name = await probe(field.categoryId, field.column!, text)
-      if (name) plan.set(key, name)
+      const condition = await probe(field.categoryId, field.column!, text)
+      if (condition) plan.set(key, condition)
     }
   }
   await visit(group.filters)
@@ -237,9 +278,8 @@ export const likeCondition = (column: string, text: string) => ({
  */
 export async function containsCondition(field: FieldDef, column: string, text: string) {
   const like = likeCondition(column, text)
-  const name = isTextIndexable(field, column) ? await probe(field.categoryId, column, text) : null
-  if (!name) return like
-  const index = textIndexCondition(name, text)
+  const index = isTextIndexable(field, column) ? await probe(field.categoryId, column, text) : null
+  if (!index) return like
   return { sql: `${index.sql} AND ${like.sql}`, bindings: [...index.bindings, ...like.bindings] }
 }
 
@@ -259,6 +299,17 @@ export async function textIndexDriver(
   if (!isTextIndexable(field, column) || !indexablePattern(text)) return null
   const indexed = await indexedColumns(field.categoryId)
   if (!indexed.has(column)) return null
+  if (isMysql()) {
+    // Driven by the pattern's rarest grams (the rows holding all of them, in id order).
+    const name = grams.gramTableName(field.categoryId, column)
+    const ranked = await grams.rankGrams(name, text, TEXT_INDEX_MAX_CANDIDATES + 1).catch(() => [])
+    if (ranked.length === 0) return null
+    const driver = grams.gramDriver(
+      name,
+      ranked.slice(0, 3).map((entry) => entry.gram)
+    )
+    return { ...driver, forget: () => forgetTextIndexes(field.categoryId) }
+  }
   const name = quote(textIndexName(field.categoryId, column))
   return {
     from: (table: string) => `${name} CROSS JOIN ${table} t ON t.id = ${name}.rowid`,
@@ -275,8 +326,12 @@ export interface TextIndexDriver {
   forget: () => void
 }
 
-/** FTS5's integrity-check against the row table: throws when the index and the rows differ. */
+/**
+ * The index against the row table (FTS5's integrity-check; on MariaDB, the rows' grams
+ * compared both ways): throws when they differ.
+ */
 export async function checkTextIndex(categoryId: number, column: string) {
+  if (isMysql()) return grams.checkGramIndex(categoryId, column)
   const name = quote(textIndexName(categoryId, column))
   await db.rawQuery(`INSERT INTO ${name} (${name}, rank) VALUES ('integrity-check', 1)`)
 }

@@ -2,11 +2,13 @@ import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
+import { isMysql } from '#core/native_sql'
 import { rowTableName } from '../../lib/field_types.js'
 import { FilterCompiler, type FilterGroupSpec } from '../../lib/filter_compiler.js'
 import { MetaService } from '../../services/meta_service.js'
 import {
   checkTextIndex,
+  createTextIndex,
   dropTextIndexes,
   indexedColumns,
   planTextIndex,
@@ -26,8 +28,9 @@ import {
 
 /**
  * Substring search by index (services/text_index.ts): the index must answer exactly what the
- * scan answers, on the same data, and stay in step with every write path. On MariaDB no index
- * is built: the same comparisons run (both sides scan) and the index-only checks are skipped.
+ * scan answers, on the same data, and stay in step with every write path. Both databases have
+ * one (SQLite: FTS5 trigrams; MariaDB: gram tables, text_index_mysql.ts); on MariaDB the index
+ * is also compared with the scan under other collations of the column.
  */
 
 /** A deterministic generator (mulberry32): a failure replays with the same data. */
@@ -126,7 +129,7 @@ async function viaScan(catId: number, group: FilterGroupSpec) {
   return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
 }
 
-/** FTS5's integrity-check of every text index of the table (SQLite; a no-op on MariaDB). */
+/** The integrity check of every text index of the table (FTS5's; MariaDB: grams both ways). */
 async function assertInStep(assert: any, catId: number) {
   if (!textIndexSupported()) return
   const columns = await indexedColumns(catId)
@@ -375,10 +378,17 @@ test.group('tables: text index kept in step by every write', () => {
       const columns = await indexedColumns(fx.catId)
       assert.notInclude([...columns], nameColumn)
       assert.include([...columns], notesColumn)
-      const tables = await db.rawQuery('SELECT name FROM sqlite_master WHERE name LIKE ?', [
-        `${textIndexName(fx.catId, nameColumn)}%`,
-      ])
-      assert.lengthOf(tables, 0)
+      // No table or trigger of the dropped index is left.
+      const left = isMysql()
+        ? await db.rawQuery(
+            `SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+              UNION ALL SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE ?`,
+            [`tt_${fx.catId}_tri_${nameColumn}`, `tt\\_${fx.catId}\\_tri\\_${nameColumn}\\_%`]
+          )
+        : await db.rawQuery('SELECT name FROM sqlite_master WHERE name LIKE ?', [
+            `${textIndexName(fx.catId, nameColumn)}%`,
+          ])
+      assert.lengthOf(isMysql() ? left[0] : left, 0)
     }
     // The table was altered twice: the remaining index still follows writes.
     ok(await fx.call('updateTableValue', { rowId: String(row), fieldId: fx.notes, value: 'oscar' }))
@@ -445,4 +455,163 @@ test.group('tables: text index kept in step by every write', () => {
     await bad.exec()
     assert.equal(bad.exitCode, 1)
   })
+})
+
+/** The row ids the index-narrowed filter selects (the compiler with the text index's plan). */
+async function viaIndex(catId: number, group: FilterGroupSpec) {
+  const category = await categoryOf(catId)
+  const textIndex = await planTextIndex(category.fields, group)
+  const compiled = new FilterCompiler(category.fields, { userCode: null, textIndex }).compile(group)
+  const query = db.from(`${rowTableName(catId)} as t`).select('t.id')
+  if (compiled.where) query.whereRaw(`(${compiled.where.sql})`, compiled.where.bindings as any[])
+  const rows = await query
+  return { ids: rows.map((row) => Number(row.id)).sort((a, b) => a - b), planned: textIndex.size }
+}
+
+test.group('tables: text index under the column collations MariaDB may have', () => {
+  /**
+   * MariaDB's LIKE compares one character with one under the column's collation (case,
+   * accents, and under utf8mb4_general_ci every 4-byte character alike); the gram table takes
+   * the column's collation, so that a gram lookup is at least as loose. Each collation: the
+   * column altered to it, the index rebuilt, rows written and rewritten to values the
+   * collation deems equal (other case, trailing spaces, ß for ss), then every window of the
+   * texts, in other cases too, searched by index and by scan.
+   */
+  test('index and scan select the same rows under each collation', async ({ assert }) => {
+    if (!isMysql()) return
+    const fx = await fixture()
+    const column = await columnOf(fx.catId, fx.name)
+    const [shown] = await db.rawQuery("SHOW COLLATION WHERE Charset = 'utf8mb4'")
+    const available = new Set(shown.map((row: any) => String(row.Collation)))
+    const collations = [
+      'utf8mb4_general_ci',
+      'utf8mb4_unicode_ci',
+      'utf8mb4_unicode_520_ci',
+      'utf8mb4_german2_ci',
+      'utf8mb4_uca1400_ai_ci',
+      'utf8mb4_uca1400_as_cs',
+      'utf8mb4_bin',
+    ].filter((name) => available.has(name))
+    assert.isAtLeast(collations.length, 4)
+    const texts = [
+      'Straße',
+      'STRASSE',
+      'strasse ',
+      'École élève',
+      'ecole eleve',
+      'ÉCOLE',
+      '\u212Aelvin',
+      'kelvin',
+      '😀😁x',
+      '😁😀x',
+      '😀😀😀',
+      'æble ÆBLE',
+      'aeble',
+      'İstanbul',
+      'istanbul',
+      'abc  ',
+      'abc',
+      'ab',
+      'a',
+      '',
+      'x\u00ADyz',
+      'xyz',
+      'ǅemal dzemal',
+      'Ärger aerger',
+      'naïve naive',
+      '%_!"\'',
+    ]
+    const rows = await addRows(
+      fx.call,
+      texts.map((text, i) => ({ [fx.name]: text, [fx.qty]: i }))
+    )
+    await addRows(fx.call, [{ [fx.qty]: -1 }]) // a null name
+    // Rewrites to values the default collation deems equal to the old ones, bytes differing.
+    const rewrites: [number, string][] = [
+      [0, 'strasse'],
+      [1, 'Straße'],
+      [15, 'ABC'],
+      [16, 'abc   '],
+      [5, 'école'],
+      [8, '😁😁x'],
+    ]
+    const windows = new Set<string>([
+      'ss',
+      'aße',
+      'ASS',
+      'ße ',
+      'sse',
+      'c  ',
+      'bc ',
+      '😂😂x',
+      '😀😀x',
+      'ael',
+      'æbl',
+      'DZE',
+      'ǅem',
+      'ärg',
+      'aer',
+      'ïve',
+      'ive',
+      'xyz',
+      'x\u00ADy',
+      '%_!',
+      '_!"',
+    ])
+    for (const text of [...texts, ...rewrites.map(([, value]) => value)]) {
+      const chars = Array.from(text)
+      for (let length = 3; length <= 5; length++)
+        for (let start = 0; start + length <= chars.length; start++) {
+          const window = chars.slice(start, start + length).join('')
+          windows.add(window)
+          windows.add(window.toUpperCase())
+          windows.add(window.toLowerCase())
+        }
+    }
+    const table = rowTableName(fx.catId)
+    for (const collation of collations) {
+      await dropTextIndexes(fx.catId)
+      await db.rawQuery(
+        `ALTER TABLE \`${table}\` MODIFY \`${column}\` VARCHAR(255) CHARACTER SET utf8mb4 COLLATE ${collation} NULL`
+      )
+      await createTextIndex(fx.catId, column)
+      for (const [index, value] of rewrites) {
+        ok(
+          await fx.call('updateTableValue', {
+            rowId: String(rows[index]),
+            fieldId: fx.name,
+            value,
+          })
+        )
+      }
+      await assertInStep(assert, fx.catId)
+      let planned = 0
+      let found = 0
+      for (const window of windows) {
+        for (const predicate of ['contains', 'begins_with', 'ends_with']) {
+          const filter = groupOf(fx.name, predicate, window)
+          const indexed = await viaIndex(fx.catId, filter)
+          const expected = await viaScan(fx.catId, filter)
+          assert.deepEqual(
+            indexed.ids,
+            expected,
+            `${collation}: ${predicate} ${JSON.stringify(window)}`
+          )
+          planned += indexed.planned
+          if (expected.length) found++
+        }
+      }
+      assert.isAbove(planned, windows.size * 2, collation)
+      assert.isAbove(found, windows.size / 2, collation)
+      // Put the texts back for the next collation.
+      for (const [index] of rewrites)
+        ok(
+          await fx.call('updateTableValue', {
+            rowId: String(rows[index]),
+            fieldId: fx.name,
+            value: texts[index],
+          })
+        )
+    }
+  }).timeout(180_000)
 })

@@ -1,0 +1,311 @@
+import db from '@adonisjs/lucid/services/db'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import { readQuery } from '#core/native_sql'
+import { rowTableName } from '../lib/field_types.js'
+
+/**
+ * The text index on MariaDB (services/text_index.ts keeps the SQLite one and the shared
+ * rules): a side table per indexed column, `tt_<categoryId>_tri_<column>` (gram, row_id),
+ * holding every 3-character window of the column's value once per row, primary key
+ * (gram, row_id) and a key on row_id. Three triggers on the row table (after insert, after an
+ * update that changes the column's bytes, after delete) keep it, so every write path updates
+ * it in the write's own transaction without knowing of it.
+ *
+ * Never missing a row LIKE finds: the gram column has the row column's own character set and
+ * collation (read from information_schema), and MariaDB's LIKE compares one character with
+ * one character under that collation (`'ß' LIKE 'ss'` is false, `'ß' = 'ss'` true under
+ * utf8mb4_unicode_ci; `'É' LIKE 'e'` and `'😀' LIKE '😁'` are true under utf8mb4_general_ci).
+ * A row LIKE matches thus holds, for each 3-character window of the pattern, a window
+ * equal to it character by character, hence equal under the collation's `=`, which is at
+ * least as loose (expansions, trailing spaces): the gram lookup `gram = ?` finds it. Grams
+ * are stored by INSERT IGNORE, so of windows the collation deems equal one is kept per row,
+ * and any of them finds the others. The update trigger compares the old and new value as
+ * bytes (`'abc' = 'ABC'` and `'abc' = 'abc '` hold under the collation, yet their windows
+ * differ). Values under 3 characters, empty and NULL ones hold no gram: no pattern the index
+ * answers (3 characters or more) can match them by LIKE either.
+ *
+ * The index only narrows the candidates (rows holding the pattern's rarest grams, at most
+ * 3); the unchanged LIKE decides.
+ */
+
+/** The gram table of a row table's column. */
+export const gramTableName = (categoryId: number, column: string) =>
+  `tt_${categoryId}_tri_${column}`
+
+const q = (identifier: string) => `\`${identifier.replace(/`/g, '``')}\``
+
+/** A built index's table comment; a table still being filled (or left by a crash) has another. */
+const READY = 'quire text index'
+const BUILDING = 'quire text index (building)'
+
+/** The grams used to narrow one pattern: the rarest, at most this many. */
+const NARROWING_GRAMS = 3
+/** At most this many of a long pattern's grams are counted by a probe. */
+const PROBED_GRAMS = 12
+/**
+ * When no gram of the pattern has few rows, the rarest of the first count is counted up to
+ * this many rows, and the intersection of the rarest grams checked (a second probe); above,
+ * the scan answers.
+ */
+const SECOND_PROBE_MAX = 20_000
+/** Rows filled per statement when building an index for existing rows. */
+const BUILD_BATCH = 20_000
+
+/** The distinct 3-character windows of `text` (by code point, as MariaDB counts characters). */
+export function gramsOf(text: string): string[] {
+  const chars = Array.from(text)
+  const grams = new Set<string>()
+  for (let i = 0; i + 3 <= chars.length; i++) grams.add(chars.slice(i, i + 3).join(''))
+  return [...grams]
+}
+
+/** Columns of row table `categoryId` that have a built gram index. */
+export async function builtColumns(categoryId: number): Promise<Set<string>> {
+  const prefix = gramTableName(categoryId, '')
+  const rows = await readQuery(
+    `SELECT TABLE_NAME AS name FROM information_schema.TABLES
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ? AND TABLE_COMMENT = ?`,
+    [`${prefix.replace(/_/g, '\\_')}%`, READY]
+  )
+  return new Set(rows.map((row) => String(row.name).slice(prefix.length)))
+}
+
+/** Whether the Sequence engine's virtual tables (seq_1_to_N) answer here. */
+let sequenceEngine: boolean | undefined
+async function hasSequenceEngine() {
+  if (sequenceEngine === undefined) {
+    try {
+      await db.rawQuery('SELECT seq FROM seq_1_to_1')
+      sequenceEngine = true
+    } catch {
+      sequenceEngine = false
+    }
+  }
+  return sequenceEngine
+}
+
+/** A range the Sequence engine serves: every character position of a mediumtext value. */
+const SEQ = 'seq_1_to_16777216'
+
+/** The trigger statements inserting the grams of `NEW.<column>` (row `NEW.id`). */
+function insertGrams(table: string, column: string, sequence: boolean) {
+  const col = `NEW.${q(column)}`
+  if (sequence)
+    return `INSERT IGNORE INTO ${table} (gram, row_id) SELECT SUBSTRING(${col}, seq, 3), NEW.id FROM ${SEQ} WHERE seq <= CHAR_LENGTH(${col}) - 2;`
+  return (
+    `BEGIN DECLARE i INT DEFAULT 1; DECLARE n INT DEFAULT COALESCE(CHAR_LENGTH(${col}), 0) - 2; ` +
+    `WHILE i <= n DO INSERT IGNORE INTO ${table} (gram, row_id) VALUES (SUBSTRING(${col}, i, 3), NEW.id); SET i = i + 1; END WHILE; END;`
+  )
+}
+
+const triggerNames = (name: string) => ({ ai: `${name}_ai`, au: `${name}_au`, ad: `${name}_ad` })
+
+/**
+ * Builds the column's index: the table, then its triggers (every write from then on keeps
+ * it), then the existing rows in batches (INSERT IGNORE … SELECT: a row written meanwhile is
+ * indexed by its trigger, and read again by the fill at worst). Readers use it once its
+ * comment says it is built. MariaDB commits DDL at once: a build is not one transaction, and
+ * a build interrupted midway is redone by the next call. Idempotent.
+ */
+export async function createGramIndex(categoryId: number, column: string): Promise<boolean> {
+  const name = gramTableName(categoryId, column)
+  const rowTable = rowTableName(categoryId)
+  const [info] = await readQuery(
+    `SELECT T.TABLE_COMMENT AS comment FROM information_schema.TABLES T
+      WHERE T.TABLE_SCHEMA = DATABASE() AND T.TABLE_NAME = ?`,
+    [name]
+  )
+  if (info?.comment === READY) return false
+  if (info) await dropGramIndex(categoryId, column)
+  const [columnInfo] = await readQuery(
+    `SELECT CHARACTER_SET_NAME AS charset, COLLATION_NAME AS collation FROM information_schema.COLUMNS
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
+    [rowTable, column]
+  )
+  if (!columnInfo?.charset) return false
+  const charset = String(columnInfo.charset)
+  const collation = String(columnInfo.collation)
+  const table = q(name)
+  await db.rawQuery(
+    `CREATE TABLE ${table} (gram VARCHAR(3) CHARACTER SET ${charset} COLLATE ${collation} NOT NULL, ` +
+      `row_id BIGINT UNSIGNED NOT NULL, PRIMARY KEY (gram, row_id), KEY ${q(`${name}_row`)} (row_id)) ` +
+      `ENGINE=InnoDB COMMENT='${BUILDING}'`
+  )
+  const sequence = await hasSequenceEngine()
+  const triggers = triggerNames(name)
+  const rows = q(rowTable)
+  const col = q(column)
+  const forget = `DELETE FROM ${table} WHERE row_id = OLD.id;`
+  await db.rawQuery(
+    `CREATE TRIGGER ${q(triggers.ai)} AFTER INSERT ON ${rows} FOR EACH ROW ${insertGrams(table, column, sequence).replace(/;$/, '')}`
+  )
+  await db.rawQuery(
+    `CREATE TRIGGER ${q(triggers.au)} AFTER UPDATE ON ${rows} FOR EACH ROW ` +
+      `IF NOT (CAST(OLD.${col} AS BINARY) <=> CAST(NEW.${col} AS BINARY)) OR OLD.id <> NEW.id THEN ` +
+      `${forget} ${insertGrams(table, column, sequence)} END IF`
+  )
+  await db.rawQuery(
+    `CREATE TRIGGER ${q(triggers.ad)} AFTER DELETE ON ${rows} FOR EACH ROW ${forget.replace(/;$/, '')}`
+  )
+  // The existing rows, by id ranges (short statements: writers wait on a batch at most).
+  const [bounds] = await readQuery(`SELECT MIN(id) AS low, MAX(id) AS high FROM ${rows}`)
+  if (bounds?.low !== null && bounds?.low !== undefined) {
+    const high = Number(bounds.high)
+    for (let low = Number(bounds.low); low <= high; low += BUILD_BATCH) {
+      const range = [low, Math.min(high, low + BUILD_BATCH - 1)]
+      if (sequence)
+        await db.rawQuery(
+          `INSERT IGNORE INTO ${table} (gram, row_id) SELECT SUBSTRING(t.${col}, s.seq, 3), t.id ` +
+            `FROM ${rows} t JOIN ${SEQ} s ON s.seq <= CHAR_LENGTH(t.${col}) - 2 WHERE t.id BETWEEN ? AND ?`,
+          range
+        )
+      else {
+        // Without the Sequence engine: the positions by a recursive CTE, up to the batch's longest.
+        const [longest] = await readQuery(
+          `SELECT MAX(CHAR_LENGTH(${col})) AS n FROM ${rows} WHERE id BETWEEN ? AND ?`,
+          range
+        )
+        const last = Number(longest?.n ?? 0) - 2
+        if (last < 1) continue
+        await db.rawQuery(
+          `INSERT IGNORE INTO ${table} (gram, row_id) WITH RECURSIVE p (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM p WHERE n < ${last}) ` +
+            `SELECT SUBSTRING(t.${col}, p.n, 3), t.id FROM ${rows} t JOIN p ON p.n <= CHAR_LENGTH(t.${col}) - 2 WHERE t.id BETWEEN ? AND ?`,
+          range
+        )
+      }
+    }
+  }
+  await db.rawQuery(`ALTER TABLE ${table} COMMENT = '${READY}'`)
+  return true
+}
+
+/** Drops the column's index and its triggers. */
+export async function dropGramIndex(
+  categoryId: number,
+  column: string,
+  client: QueryClientContract = db.connection()
+) {
+  const name = gramTableName(categoryId, column)
+  for (const trigger of Object.values(triggerNames(name)))
+    await client.rawQuery(`DROP TRIGGER IF EXISTS ${q(trigger)}`)
+  await client.rawQuery(`DROP TABLE IF EXISTS ${q(name)}`)
+}
+
+/** Every gram table of a row table, built or not (dropping the row table). */
+export async function gramTables(categoryId: number): Promise<string[]> {
+  const prefix = gramTableName(categoryId, '')
+  const rows = await readQuery(
+    `SELECT TABLE_NAME AS name FROM information_schema.TABLES
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ?`,
+    [`${prefix.replace(/_/g, '\\_')}%`]
+  )
+  return rows.map((row) => String(row.name).slice(prefix.length))
+}
+
+/** Spreads `count` picks over `list` (first and last included). */
+function spread<T>(list: T[], count: number): T[] {
+  if (list.length <= count) return list
+  return Array.from(
+    { length: count },
+    (_, i) => list[Math.round((i * (list.length - 1)) / (count - 1))]
+  )
+}
+
+const countUpTo = (name: string, limit: number) =>
+  `(SELECT COUNT(*) FROM (SELECT 1 FROM ${q(name)} WHERE gram = ? LIMIT ${limit}) c)`
+
+/**
+ * The pattern's grams (at most PROBED_GRAMS, spread over it) with their rows counted up to
+ * `limit`, rarest first: one query.
+ */
+export async function rankGrams(name: string, text: string, limit: number) {
+  const grams = spread(gramsOf(text), PROBED_GRAMS)
+  if (grams.length === 0) return []
+  const [counts] = await readQuery(
+    `SELECT ${grams.map((_, i) => `${countUpTo(name, limit)} AS n${i}`).join(', ')}`,
+    grams
+  )
+  return grams.map((gram, i) => ({ gram, n: Number(counts[`n${i}`]) })).sort((a, b) => a.n - b.n)
+}
+
+/**
+ * The grams that narrow `text` in the index `name` to at most `maxCandidates` rows, rarest
+ * first, or null when the pattern's rows are many (the scan answers). A first query counts
+ * each gram's rows up to maxCandidates + 1; when none has that few, the rarest is counted
+ * further and its rows intersected with the other grams'.
+ */
+export async function probeGrams(
+  name: string,
+  text: string,
+  maxCandidates: number
+): Promise<string[] | null> {
+  const ranked = await rankGrams(name, text, maxCandidates + 1)
+  if (ranked.length === 0) return null
+  const chosen = ranked.slice(0, NARROWING_GRAMS).map((entry) => entry.gram)
+  if (ranked[0].n <= maxCandidates) return chosen
+  // Every gram is common: is their intersection small?
+  const [rarest] = await readQuery(`SELECT ${countUpTo(name, SECOND_PROBE_MAX + 1)} AS n`, [
+    chosen[0],
+  ])
+  if (Number(rarest.n) > SECOND_PROBE_MAX || chosen.length === 1) return null
+  const narrowing = gramRows(name, chosen)
+  const [found] = await readQuery(
+    `SELECT COUNT(*) AS n FROM (${narrowing.sql} LIMIT ${maxCandidates + 1}) c`,
+    narrowing.bindings
+  )
+  return Number(found.n) <= maxCandidates ? chosen : null
+}
+
+/**
+ * The rows holding every gram of `grams` (the first drives: the rarest), as a subquery
+ * selecting `row_id`.
+ */
+export function gramRows(name: string, grams: string[]) {
+  const table = q(name)
+  const joins = grams
+    .slice(1)
+    .map((_, i) => ` STRAIGHT_JOIN ${table} g${i + 1} ON g${i + 1}.row_id = g0.row_id`)
+    .join('')
+  return {
+    sql: `SELECT g0.row_id FROM ${table} g0${joins} WHERE ${grams.map((_, i) => `g${i}.gram = ?`).join(' AND ')}`,
+    bindings: [...grams] as unknown[],
+  }
+}
+
+/** The read driven by the grams' rows: FROM and WHERE (see text_index.ts textIndexDriver). */
+export function gramDriver(name: string, grams: string[]) {
+  const table = q(name)
+  const joins = grams
+    .slice(1)
+    .map((_, i) => ` STRAIGHT_JOIN ${table} g${i + 1} ON g${i + 1}.row_id = g0.row_id`)
+    .join('')
+  return {
+    from: (rows: string) => `${table} g0${joins} STRAIGHT_JOIN ${rows} t ON t.id = g0.row_id`,
+    where: {
+      sql: grams.map((_, i) => `g${i}.gram = ?`).join(' AND '),
+      bindings: [...grams] as unknown[],
+    },
+  }
+}
+
+/**
+ * Compares the index with the grams of the rows (both ways, under the gram column's
+ * collation): throws when a row's gram is missing or a gram names a row that no longer holds
+ * it. The tests' integrity check (FTS5's integrity-check on SQLite).
+ */
+export async function checkGramIndex(categoryId: number, column: string) {
+  const table = q(gramTableName(categoryId, column))
+  const rows = q(rowTableName(categoryId))
+  const col = q(column)
+  const expected = `SELECT DISTINCT SUBSTRING(t.${col}, s.seq, 3) AS gram, t.id AS row_id FROM ${rows} t JOIN ${SEQ} s ON s.seq <= CHAR_LENGTH(t.${col}) - 2`
+  const [missing] = await readQuery(
+    `SELECT COUNT(*) AS n FROM (${expected}) e WHERE NOT EXISTS (SELECT 1 FROM ${table} g WHERE g.gram = e.gram AND g.row_id = e.row_id)`
+  )
+  const [stale] = await readQuery(
+    `SELECT COUNT(*) AS n FROM ${table} g WHERE NOT EXISTS (SELECT 1 FROM (${expected}) e WHERE e.gram = g.gram AND e.row_id = g.row_id)`
+  )
+  if (Number(missing.n) || Number(stale.n))
+    throw new Error(
+      `Text index ${gramTableName(categoryId, column)} out of step: ${missing.n} grams missing, ${stale.n} stale`
+    )
+}
