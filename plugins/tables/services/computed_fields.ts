@@ -12,6 +12,7 @@ import {
 } from '../lib/field_types.js'
 import { evaluate, parseFormula, type FormulaNode } from '../lib/formula.js'
 import { chunks, parseIds, type Row } from '../lib/row_sql.js'
+import { quoteId, readQuery } from '#core/native_sql'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 
 /** The field that names a row when another table links to it: the first stored, plain field. */
@@ -80,7 +81,11 @@ export class ComputedFields {
       for (const state of states) for (const id of parseIds(state[link.column!])) ids.add(id)
       const entry = targets.get(link.id) ?? { meta, rows: new Map<number, Row>() }
       for (const part of chunks([...ids], 1000)) {
-        const rows = await trx.from(rowTableName(meta.id)).whereIn('id', part)
+        const rows = await readQuery(
+          `SELECT * FROM ${quoteId(rowTableName(meta.id))} WHERE id IN (${part.map(() => '?').join(', ')})`,
+          part,
+          trx
+        )
         for (const row of rows) entry.rows.set(Number(row.id), row)
       }
       targets.set(link.id, entry)
