@@ -1,13 +1,18 @@
 /**
  * bench:webhooks — issue 20 item 7, over HTTP against the compiled server (what `npm start`
- * serves), with receivers on 127.0.0.1 in this process:
+ * serves), with receivers on 127.0.0.1 in a process of their own (bench/lib/webhook_receivers.ts,
+ * at the default priority: a receiver is another machine in production, it must not share the
+ * load generator's event loop, where a receipt would wait behind the writers' clients):
  *
  *   1. BENCH_CHANGES row changes (updateTableValue, bypassUrlTrigger=false, distinct rows, 8
  *      concurrent clients) delivered to a fast receiver: throughput, and p50/p99 from commit to
  *      receipt (the payload's `timestamp`, set in the write's transaction, to the moment the
  *      receiver has read the request);
  *   2. updateTableValue's rate on a table with 3 active subscriptions against a table without,
- *      in alternating rounds (each round's deliveries drain before the next round);
+ *      in alternating rounds (each round's deliveries drain before the next round), and the
+ *      CPU time per write of the server and its senders (its forked sender, the queue:work
+ *      process), while writing and until the deliveries were received: on a shared, loaded
+ *      machine the rates swing with the load, the CPU time per write much less;
  *   3. a receiver that never answers (held until WEBHOOKS_TIMEOUT_MS) next to a fast one on the
  *      same table: the fast one's p50/p99 while the other hangs.
  *
@@ -21,14 +26,20 @@
  * BENCH_ROUNDS (4 each, with and without subscriptions), BENCH_WRITERS (8), BENCH_HANG_CHANGES
  * (300), BENCH_HANG_TIMEOUT_MS (the server's WEBHOOKS_TIMEOUT_MS, 5,000), BENCH_BUILD_DIR.
  */
-import { spawn } from 'node:child_process'
-import http from 'node:http'
-import { mkdirSync } from 'node:fs'
+import { fork, spawn } from 'node:child_process'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { AddressInfo } from 'node:net'
-import { Webhook } from 'standardwebhooks'
 import { apiClient } from './lib/api_client.js'
-import { ROOT, ace, benchEnv, buildCompiled, signIn, startQuire } from './lib/quire_process.js'
+import {
+  ROOT,
+  ace,
+  benchEnv,
+  buildCompiled,
+  cpuMsOf,
+  signIn,
+  startQuire,
+} from './lib/quire_process.js'
+import type { Receipt, ReceiverMessage } from './lib/webhook_receivers.js'
 
 const CHANGES = Number(process.env.BENCH_CHANGES ?? 2_000)
 const UPDATES = Number(process.env.BENCH_UPDATES ?? 1_000)
@@ -51,69 +62,29 @@ const env = benchEnv({
 ace(env, 'migration:fresh', '--force')
 ace(env, 'user:create', 'bench', 'bench@example.test', 'bench-password')
 
-// ---- receivers on 127.0.0.1 -------------------------------------------------------------------
-interface Receipt {
-  webhookId: number
-  /** From the staging in the write's transaction (its payload's `timestamp`) to receipt. */
-  latency: number
-  /** `rowId:value`, to find when the write's answer (sent after its commit) came. */
-  key: string
-  at: number
-}
+// ---- receivers on 127.0.0.1, in their own process (bench/lib/webhook_receivers.ts) -----------
+const receiverProcess = fork(join(ROOT, 'bench/lib/webhook_receivers.ts'), [], {
+  execArgv: ['--import=ts-node-maintained/register/esm'],
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+})
 const receipts: Receipt[] = []
 let rejected = 0
-const secrets = new Map<number, Webhook>()
-
-/** A request the server gave up on (its timeout) is reset: not an error of the bench. */
-const ignoreReset = (request: http.IncomingMessage) => request.on('error', () => {})
-
-const fast = http.createServer((request, response) => {
-  ignoreReset(request)
-  const parts: Buffer[] = []
-  request.on('data', (part) => parts.push(part))
-  request.on('end', () => {
-    const received = Date.now()
-    const raw = Buffer.concat(parts).toString('utf8')
-    const body = JSON.parse(raw)
-    const verifier = secrets.get(Number(body.data?.webhookId))
-    try {
-      verifier!.verify(raw, {
-        'webhook-id': String(request.headers['webhook-id']),
-        'webhook-timestamp': String(request.headers['webhook-timestamp']),
-        'webhook-signature': String(request.headers['webhook-signature']),
-      })
-    } catch {
-      rejected++
-      return response.writeHead(400).end()
-    }
-    receipts.push({
-      webhookId: Number(body.data.webhookId),
-      latency: received - Date.parse(body.timestamp),
-      key: `${body.data.rowId}:${body.data.fields?.[0]?.new}`,
-      at: received,
-    })
-    response.writeHead(204).end()
-  })
-})
 let hanging = 0
-const held = new Set<http.ServerResponse>()
-/** Reads the request and never answers: the server's attempt ends at its timeout. */
-const hang = http.createServer((request, response) => {
-  ignoreReset(request)
-  request.resume()
-  hanging++
-  held.add(response)
-})
-const listen = (server: http.Server) =>
-  new Promise<string>((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`)
-    )
-  )
-fast.keepAliveTimeout = 60_000
-for (const server of [fast, hang]) server.on('clientError', (_error, socket) => socket.destroy())
-const fastUrl = await listen(fast)
-const hangUrl = await listen(hang)
+const acks = new Map<number, () => void>()
+const { fastUrl, hangUrl } = await new Promise<{ fastUrl: string; hangUrl: string }>(
+  (resolve, reject) => {
+    receiverProcess.once('exit', (code) => reject(new Error(`the receivers exited (${code})`)))
+    receiverProcess.on('message', (message: ReceiverMessage) => {
+      if ('ready' in message) resolve(message.ready)
+      else if ('known' in message) acks.get(message.known)?.()
+      else {
+        receipts.push(...message.receipts)
+        rejected = message.rejected
+        hanging = message.hanging
+      }
+    })
+  }
+)
 
 // ---- the server (and, on Redis, a separate worker) --------------------------------------------
 const buildDir = process.env.BENCH_BUILD_DIR ?? 'tmp/bench-build'
@@ -126,6 +97,24 @@ const worker = redis
       stdio: ['ignore', 'ignore', 'inherit'],
     })
   : null
+/**
+ * CPU time (ms) used so far by what serves and sends: the server, its children (the forked sender
+ * with OUTBOX_SENDER=process) and, on Redis, the queue:work process. Not the receivers'.
+ */
+function serverCpuMs() {
+  const pid = server.child.pid
+  let children: number[] = []
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number)
+  } catch {}
+  return [pid, ...children, ...(worker ? [worker.pid] : [])].reduce(
+    (total: number, each) => total + (cpuMsOf(each) || 0),
+    0
+  )
+}
 const session = await signIn(server.url, 'bench@example.test', 'bench-password')
 const client = apiClient(server.url, session, Math.max(16, WRITERS))
 const api = client.call
@@ -167,8 +156,13 @@ async function subscribe(catId: number, url: string) {
     url,
     events: 'row.updated',
   })
-  secrets.set(Number(webhook.id), new Webhook(secret))
-  return Number(webhook.id)
+  const id = Number(webhook.id)
+  // The receivers know its secret before its first delivery.
+  await new Promise<void>((resolve) => {
+    acks.set(id, resolve)
+    receiverProcess.send({ secret: { id, secret } })
+  })
+  return id
 }
 
 /** When each write's answer came (`rowId:value`): its commit was before. */
@@ -223,11 +217,14 @@ function record(label: string, result: string, target: string) {
 {
   const table = await tableWithRows('Deliveries', CHANGES)
   const id = await subscribe(table.catId, fastUrl)
+  const cpuBefore = serverCpuMs()
   const started = performance.now()
   const rate = await writeCells(table, CHANGES, 1)
   const written = performance.now()
+  const cpuWritten = serverCpuMs()
   await drain([id], CHANGES)
   const done = performance.now()
+  const cpuDone = serverCpuMs()
   const latencies = receivedBy(id)
     .map((r) => r.latency)
     .sort((a, b) => a - b)
@@ -235,6 +232,11 @@ function record(label: string, result: string, target: string) {
     `${CHANGES.toLocaleString('en')} row changes delivered`,
     `all in ${((done - started) / 1000).toFixed(1)} s (writes ${((written - started) / 1000).toFixed(1)} s at ${rate.toFixed(0)}/s; last delivery ${((done - written) / 1000).toFixed(1)} s after the last write), ${(CHANGES / ((done - started) / 1000)).toFixed(0)} deliveries/s`,
     'all within 30 s'
+  )
+  record(
+    'server CPU per change (one subscription)',
+    `${((cpuDone - cpuBefore) / CHANGES).toFixed(2)} ms (${((cpuWritten - cpuBefore) / CHANGES).toFixed(2)} ms while writing, ${((cpuDone - cpuWritten) / CHANGES).toFixed(2)} ms after the last write)`,
+    '-'
   )
   // The commit is between the staging (in the transaction) and the write's answer: both bounds.
   const afterAnswer = receivedBy(id)
@@ -257,6 +259,11 @@ function record(label: string, result: string, target: string) {
     await subscribe(hooked.catId, `${fastUrl}?c`),
   ]
   const rates: Record<'with' | 'without', number[]> = { with: [], without: [] }
+  /** Server CPU per write: while writing, and until its deliveries were received. */
+  const cpu: Record<'with' | 'without', { writing: number; all: number }[]> = {
+    with: [],
+    without: [],
+  }
   let value = 1_000_000
   let expected = 0
   // Warm-up of both, then rounds in alternating order.
@@ -269,11 +276,17 @@ function record(label: string, result: string, target: string) {
       ? (['without', 'with'] as const)
       : (['with', 'without'] as const)) {
       const table = mode === 'with' ? hooked : plain
+      const before = serverCpuMs()
       rates[mode].push(await writeCells(table, UPDATES, (value += UPDATES)))
+      const written = serverCpuMs()
       if (mode === 'with') {
         expected += 3 * UPDATES
         await drain(ids, expected)
       }
+      cpu[mode].push({
+        writing: (written - before) / UPDATES,
+        all: (serverCpuMs() - before) / UPDATES,
+      })
     }
   }
   const withHooks = median(rates.with)
@@ -282,6 +295,13 @@ function record(label: string, result: string, target: string) {
     `updateTableValue, ${WRITERS} clients, 3 subscriptions vs none`,
     `${withHooks.toFixed(0)}/s with, ${without.toFixed(0)}/s without (with = ${((withHooks / without) * 100).toFixed(0)} % of without; rounds with ${rates.with.map((r) => r.toFixed(0)).join(', ')}; without ${rates.without.map((r) => r.toFixed(0)).join(', ')})`,
     'within 10 %'
+  )
+  const cpuOf = (mode: 'with' | 'without', part: 'writing' | 'all') =>
+    median(cpu[mode].map((each) => each[part])).toFixed(2)
+  record(
+    'server CPU per updateTableValue, 3 subscriptions vs none',
+    `while writing ${cpuOf('with', 'writing')} vs ${cpuOf('without', 'writing')} ms; with its deliveries ${cpuOf('with', 'all')} vs ${cpuOf('without', 'all')} ms`,
+    '-'
   )
 }
 
@@ -306,11 +326,7 @@ function record(label: string, result: string, target: string) {
 
 if (rejected) console.log(`${rejected} deliveries failed verification`)
 client.close()
-for (const response of held) response.destroy()
-hang.closeAllConnections()
-fast.closeAllConnections()
-hang.close()
-fast.close()
+receiverProcess.send({ close: true })
 worker?.kill('SIGTERM')
 await server.stop()
 
