@@ -288,8 +288,10 @@ export async function containsCondition(field: FieldDef, column: string, text: s
  * `countUpTo`): `"<fts>" CROSS JOIN <row table> t ON t.id = "<fts>".rowid WHERE "<fts>" MATCH ?`.
  * FTS5 hands its matches one by one, so a LIMIT stops the read after that many candidates that
  * pass the rest of the WHERE (an `IN (SELECT rowid …)` reads them all before the first row).
+ * On MariaDB, the rows of the pattern's rarest grams, STRAIGHT_JOINed to the row table.
  * The read keeps its LIKE: the index only finds a superset. Null when there is no index or the
- * pattern is too short for one (the read scans).
+ * pattern is too short for one, and on MariaDB when more than TEXT_INDEX_MAX_CANDIDATES rows
+ * hold its grams (the read scans, stopping at its limit).
  */
 export async function textIndexDriver(
   field: FieldDef,
@@ -300,14 +302,14 @@ export async function textIndexDriver(
   const indexed = await indexedColumns(field.categoryId)
   if (!indexed.has(column)) return null
   if (isMysql()) {
-    // Driven by the pattern's rarest grams (the rows holding all of them, in id order).
+    // Driven by the pattern's rarest grams (the rows holding all of them, in id order) when
+    // they name few rows; a common pattern's count scans (it stops at the cap).
     const name = grams.gramTableName(field.categoryId, column)
-    const ranked = await grams.rankGrams(name, text, TEXT_INDEX_MAX_CANDIDATES + 1).catch(() => [])
-    if (ranked.length === 0) return null
-    const driver = grams.gramDriver(
-      name,
-      ranked.slice(0, 3).map((entry) => entry.gram)
-    )
+    const chosen = await grams
+      .probeGrams(name, text, TEXT_INDEX_MAX_CANDIDATES)
+      .catch(() => forgetTextIndexes(field.categoryId))
+    if (!chosen) return null
+    const driver = grams.gramDriver(name, chosen)
     return { ...driver, forget: () => forgetTextIndexes(field.categoryId) }
   }
   const name = quote(textIndexName(field.categoryId, column))

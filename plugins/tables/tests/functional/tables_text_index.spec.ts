@@ -294,6 +294,36 @@ test.group('tables: text index answers as the scan does', (group) => {
   })
 })
 
+test.group('tables: text index when every gram of the pattern is common', () => {
+  test('the rows holding all of them are few: the index answers, as the scan does', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    // 'abcdef': each of its grams is in more than 1,000 rows (abc and bcd in the 'abcd' rows,
+    // cde and def in the 'cdef' rows), all of them in two rows only.
+    const rows = [
+      ...Array.from({ length: 1050 }, (_, i) => ({ [fx.name]: `abcd ${i}` })),
+      ...Array.from({ length: 1050 }, (_, i) => ({ [fx.name]: `CDEF ${i}` })),
+      { [fx.name]: 'xabcdefx' },
+      { [fx.name]: 'ABCDEF' },
+      { [fx.name]: 'abcd cdef' },
+    ]
+    for (let start = 0; start < rows.length; start += 500)
+      await addRows(fx.call, rows.slice(start, start + 500))
+    for (const predicate of ['contains', 'begins_with', 'ends_with']) {
+      const filter = groupOf(fx.name, predicate, 'abcdef')
+      const expected = await viaScan(fx.catId, filter)
+      assert.lengthOf(expected, predicate === 'contains' ? 2 : 1, predicate)
+      assert.equal(await plannedCount(fx.catId, filter), 1, predicate)
+      assert.deepEqual(await viaApi(fx.call, fx.catId, filter), expected, predicate)
+    }
+    // A pattern the rows of one word hold: more than 1,000 rows, the scan answers.
+    const common = groupOf(fx.name, 'contains', 'bcd')
+    assert.equal(await plannedCount(fx.catId, common), 0)
+    assert.lengthOf(await viaScan(fx.catId, common), 1053)
+  }).timeout(60_000)
+})
+
 test.group('tables: text index kept in step by every write', () => {
   test('bulk, updateTableValue, createOrUpdateTableRow, socket 13, rollback, deletes', async ({
     assert,
