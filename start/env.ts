@@ -164,6 +164,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   TABLES_HISTORY: Env.schema.boolean.optional(),
   TABLES_HISTORY_MAX_PER_TABLE: Env.schema.number.optional(),
   TABLES_HISTORY_DAYS: Env.schema.number.optional(),
+  /** Whether new plain text fields get a text index (setting tables.textIndex; default true). */
+  TABLES_TEXT_INDEX: Env.schema.boolean.optional(),
 
   /** Row and form tokens (plugins/tables/README.md): requests per token and per address per window. */
   TABLES_TOKEN_RATE_PER_TOKEN: Env.schema.number.optional(),

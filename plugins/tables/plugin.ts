@@ -66,4 +66,19 @@ export default definePlugin({
     dashboard: () => import('./admin/dashboard.js'),
     liveEvents: ['tables:rows_changed'],
   },
+  settings: [
+    {
+      key: 'textIndex',
+      label: 'Text index for new text fields',
+      help:
+        'Whether a new plain text field gets a substring index (contains, begins and ends filters ' +
+        'and reference searches by index). On MariaDB it takes about 75 bytes per indexed ' +
+        'character and slows writes of the field by a third; existing indexes stay either way ' +
+        '(node ace tables:index-text builds or drops them).',
+      type: 'boolean',
+      default: true,
+      env: 'TABLES_TEXT_INDEX',
+      runtime: true,
+    },
+  ],
 })

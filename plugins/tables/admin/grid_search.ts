@@ -20,7 +20,6 @@ import {
   indexablePattern,
   isTextIndexable,
   textIndexRows,
-  textIndexSupported,
 } from '../services/text_index.js'
 
 /**
@@ -107,7 +106,7 @@ export class GridSearch {
     fields: FieldDef[],
     text: string
   ): Promise<{ where: Sql; built: BuiltIndex[] } | null> {
-    if (!textIndexSupported() || !indexablePattern(text)) return null
+    if (!indexablePattern(text)) return null
     const parts: Sql[] = []
     const built: BuiltIndex[] = []
     for (const field of fields) {

@@ -1,5 +1,6 @@
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
+import settings from '#core/settings/main'
 import type { Knex } from 'knex'
 import {
   hasSideTable,
@@ -101,8 +102,10 @@ export class SchemaService {
         this.addColumn(table, column, field)
         if (field.type === 'link') table.text(linkTextColumn(column), 'mediumtext').nullable()
       })
-      // Substring search by index (services/text_index.ts): built empty, kept by triggers.
-      if (isTextIndexable(field, column)) await createTextIndex(categoryId, column)
+      // Substring search by index (services/text_index.ts): built empty, kept by triggers;
+      // unless the operator turned it off for new fields (setting tables.textIndex).
+      if (settings.boolean('tables.textIndex') && isTextIndexable(field, column))
+        await createTextIndex(categoryId, column)
     }
     if (hasSideTable(field)) {
       const link = field.type === 'link'

@@ -58,12 +58,6 @@ export const textIndexName = (categoryId: number, column: string) =>
 const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`
 
 /**
- * Whether the database can hold text indexes: both do (SQLite: FTS5 is built into
- * better-sqlite3; MariaDB: gram tables and triggers).
- */
-export const textIndexSupported = () => true
-
-/**
  * Fields whose column gets a text index: text kinds stored in a column, plain (an encrypted
  * field holds ciphertext; lookups and formulas are rewritten by recomputes on many rows at a
  * time, where the index's write cost would weigh most, and scan).
@@ -91,7 +85,6 @@ export function forgetTextIndexes(categoryId: number) {
 }
 
 export async function indexedColumns(categoryId: number): Promise<Set<string>> {
-  if (!textIndexSupported()) return new Set()
   const cached = indexedCache.get(categoryId)
   if (cached && Date.now() - cached.at < CACHE_MS) return cached.columns
   if (isMysql()) {
@@ -115,7 +108,6 @@ export async function indexedColumns(categoryId: number): Promise<Set<string>> {
  * Idempotent: an existing index is left as it is.
  */
 export async function createTextIndex(categoryId: number, column: string) {
-  if (!textIndexSupported()) return false
   if (isMysql()) {
     const built = await grams.createGramIndex(categoryId, column)
     forgetTextIndexes(categoryId)
@@ -160,7 +152,6 @@ export async function dropTextIndex(
   column: string,
   client: QueryClientContract = db.connection()
 ) {
-  if (!textIndexSupported()) return
   if (isMysql()) {
     await grams.dropGramIndex(categoryId, column, client)
     forgetTextIndexes(categoryId)
@@ -175,7 +166,6 @@ export async function dropTextIndex(
 
 /** Drops every text index of a row table (the table is being dropped). */
 export async function dropTextIndexes(categoryId: number) {
-  if (!textIndexSupported()) return
   indexedCache.delete(categoryId)
   // On MariaDB, a build left unfinished too (its table is not listed as an index).
   const columns = isMysql() ? await grams.gramTables(categoryId) : await indexedColumns(categoryId)
@@ -235,7 +225,7 @@ export async function planTextIndex(
   group: FilterGroupSpec | null
 ): Promise<TextIndexPlan> {
   const plan: TextIndexPlan = new Map()
-  if (!group || !textIndexSupported()) return plan
+  if (!group) return plan
   const visit = async (filters: FilterGroupSpec['filters']) => {
     for (const filter of filters) {
       if (filter.filter_type === 'group') {

@@ -6,7 +6,6 @@ import { addField, addRows, caller, makeBook, ok } from '#plugins/tables/tests/h
 import { GridSearch } from '#plugins/tables/admin/grid_search'
 import { searchedFields } from '#plugins/tables/admin/grid_query'
 import { MetaService } from '#plugins/tables/services/meta_service'
-import { textIndexSupported } from '#plugins/tables/services/text_index'
 
 /**
  * The console grid's search and sort on big tables (issue 22 item 9, GridSearch): the search
@@ -155,8 +154,7 @@ test.group('console grid: search by indexes', () => {
       assert.deepEqual(shown.ids, expectedIds, `search "${text}"`)
       assert.equal(shown.total, expectedIds.length, `count of "${text}"`)
       const narrowed = await search.candidates(category, fields, text)
-      if (!textIndexSupported() || /[,"]/.test(text) || text.length < 3)
-        assert.isNull(narrowed, `"${text}" scans`)
+      if (/[,"]/.test(text) || text.length < 3) assert.isNull(narrowed, `"${text}" scans`)
       else assert.isNotNull(narrowed, `"${text}" is narrowed by indexes`)
     }
     // The fixture makes sure the comparisons are not all empty.
@@ -195,8 +193,8 @@ test.group('console grid: a search that scans counts up to a cap', (group) => {
     // A search the indexes narrow (SQLite) is counted exactly, whatever the cap.
     GridSearch.countCap = 1
     const narrowed = await pageOf(client, `/admin/tables/${fx.catId}?search=acme`)
-    assert.equal(narrowed.props.rows.more, !textIndexSupported())
-    assert.equal(narrowed.props.rows.total, textIndexSupported() ? 4 : 1)
+    assert.equal(narrowed.props.rows.more, false)
+    assert.equal(narrowed.props.rows.total, 4)
   })
 })
 

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { login } from '#tests/helpers/users'
 import { REFERENCE_TOTAL_CAP } from '#plugins/tables/services/reference_values_service'
-import { indexedColumns, textIndexSupported } from '#plugins/tables/services/text_index'
+import { indexedColumns } from '#plugins/tables/services/text_index'
 import { addField, addRows, caller, errorCode, makeBook, ok } from '../helpers/tables.js'
 
 /** Companies (name, country) and Deals with a link to Companies; a reader member. */
@@ -210,7 +210,7 @@ test.group('tables: getReferenceFieldValues total past the cap', (group) => {
     const common = names.flatMap((text, i) => (text.startsWith('common') ? [ids[i]] : []))
     assert.lengthOf(common, COMMON)
     const indexed = await indexedColumns(fx.target)
-    assert.equal(indexed.size > 0, textIndexSupported())
+    assert.isAbove(indexed.size, 0)
     const first = await reference({ search_string: 'COMMON' })
     assert.deepEqual(idsOf(first), common.slice(0, 1000))
     assert.equal(first.total, REFERENCE_TOTAL_CAP)

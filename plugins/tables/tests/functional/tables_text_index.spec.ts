@@ -3,6 +3,7 @@ import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
 import { isMysql } from '#core/native_sql'
+import settings from '#core/settings/main'
 import { rowTableName } from '../../lib/field_types.js'
 import { FilterCompiler, type FilterGroupSpec } from '../../lib/filter_compiler.js'
 import { MetaService } from '../../services/meta_service.js'
@@ -13,7 +14,6 @@ import {
   indexedColumns,
   planTextIndex,
   textIndexName,
-  textIndexSupported,
 } from '../../services/text_index.js'
 import TablesIndexText from '../../commands/tables_index_text.js'
 import {
@@ -131,7 +131,6 @@ async function viaScan(catId: number, group: FilterGroupSpec) {
 
 /** The integrity check of every text index of the table (FTS5's; MariaDB: grams both ways). */
 async function assertInStep(assert: any, catId: number) {
-  if (!textIndexSupported()) return
   const columns = await indexedColumns(catId)
   assert.isAbove(columns.size, 0)
   for (const column of columns) await checkTextIndex(catId, column)
@@ -247,7 +246,7 @@ test.group('tables: text index answers as the scan does', (group) => {
       }
     }
     // The comparison means something: most searches went through the index, many found rows.
-    if (textIndexSupported()) assert.isAbove(indexed, 500)
+    assert.isAbove(indexed, 500)
     assert.isAbove(matched, 300)
   }).timeout(120_000)
 
@@ -335,13 +334,10 @@ test.group('tables: text index kept in step by every write', () => {
       { [fx.name]: 'bravo two' },
       { [fx.name]: 'charlie three', [fx.notes]: 'third' },
     ])
-    if (textIndexSupported()) {
-      const columns = await indexedColumns(fx.catId)
-      assert.sameMembers(
-        [...columns],
-        [await columnOf(fx.catId, fx.name), await columnOf(fx.catId, fx.notes)]
-      )
-    }
+    assert.sameMembers(
+      [...(await indexedColumns(fx.catId))],
+      [await columnOf(fx.catId, fx.name), await columnOf(fx.catId, fx.notes)]
+    )
     const finds = async (text: string) =>
       viaApi(fx.call, fx.catId, groupOf(fx.name, 'contains', text))
     await assertInStep(assert, fx.catId)
@@ -404,22 +400,20 @@ test.group('tables: text index kept in step by every write', () => {
     // shorttext -> integer: the old column's index goes, none for a number.
     ok(await fx.call('updateField', { fieldId: fx.name, type: 'integer' }))
     ok(await fx.call('deleteField', { fieldId: fx.qty }))
-    if (textIndexSupported()) {
-      const columns = await indexedColumns(fx.catId)
-      assert.notInclude([...columns], nameColumn)
-      assert.include([...columns], notesColumn)
-      // No table or trigger of the dropped index is left.
-      const left = isMysql()
-        ? await db.rawQuery(
-            `SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
-              UNION ALL SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE ?`,
-            [`tt_${fx.catId}_tri_${nameColumn}`, `tt\\_${fx.catId}\\_tri\\_${nameColumn}\\_%`]
-          )
-        : await db.rawQuery('SELECT name FROM sqlite_master WHERE name LIKE ?', [
-            `${textIndexName(fx.catId, nameColumn)}%`,
-          ])
-      assert.lengthOf(isMysql() ? left[0] : left, 0)
-    }
+    const columns = await indexedColumns(fx.catId)
+    assert.notInclude([...columns], nameColumn)
+    assert.include([...columns], notesColumn)
+    // No table or trigger of the dropped index is left.
+    const left = isMysql()
+      ? await db.rawQuery(
+          `SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+            UNION ALL SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE ?`,
+          [`tt_${fx.catId}_tri_${nameColumn}`, `tt\\_${fx.catId}\\_tri\\_${nameColumn}\\_%`]
+        )
+      : await db.rawQuery('SELECT name FROM sqlite_master WHERE name LIKE ?', [
+          `${textIndexName(fx.catId, nameColumn)}%`,
+        ])
+    assert.lengthOf(isMysql() ? left[0] : left, 0)
     // The table was altered twice: the remaining index still follows writes.
     ok(await fx.call('updateTableValue', { rowId: String(row), fieldId: fx.notes, value: 'oscar' }))
     await assertInStep(assert, fx.catId)
@@ -428,12 +422,12 @@ test.group('tables: text index kept in step by every write', () => {
     // mediumtext -> shorttext: a new column, indexed, filled by the conversion.
     ok(await fx.call('updateField', { fieldId: fx.notes, type: 'shorttext' }))
     const converted = await columnOf(fx.catId, fx.notes)
-    if (textIndexSupported()) assert.sameMembers([...(await indexedColumns(fx.catId))], [converted])
+    assert.sameMembers([...(await indexedColumns(fx.catId))], [converted])
     await assertInStep(assert, fx.catId)
     assert.deepEqual(await viaApi(fx.call, fx.catId, groupOf(fx.notes, 'contains', 'osc')), [row])
 
     ok(await fx.call('deleteField', { fieldId: fx.notes }))
-    if (textIndexSupported()) assert.equal(await indexCount(fx.catId), 0)
+    assert.equal(await indexCount(fx.catId), 0)
     ok(await fx.call('deleteTable', { b_o: fx.book.b_o, catId: fx.catId }))
   })
 
@@ -446,12 +440,6 @@ test.group('tables: text index kept in step by every write', () => {
       Array.from({ length: 30 }, (_, i) => ({ [fx.name]: `row ${i} papa`, [fx.notes]: `n${i}` }))
     )
     const ace = await app.container.make('ace')
-    if (!textIndexSupported()) {
-      const command = await ace.create(TablesIndexText, [String(fx.catId)])
-      await command.exec()
-      assert.equal(command.exitCode, 1)
-      return
-    }
     // A table indexed before this feature existed: no index.
     await dropTextIndexes(fx.catId)
     assert.equal(await indexCount(fx.catId), 0)
@@ -484,6 +472,33 @@ test.group('tables: text index kept in step by every write', () => {
     const bad = await ace.create(TablesIndexText, ['nope'])
     await bad.exec()
     assert.equal(bad.exitCode, 1)
+  })
+
+  test('with the setting tables.textIndex off, a new text field gets none; the command builds it', async ({
+    assert,
+    cleanup,
+  }) => {
+    const fx = await fixture()
+    await settings.update('tables.textIndex', false)
+    cleanup(() => settings.update('tables.textIndex', null).then(() => {}))
+    const city = await addField(fx.call, fx.catId, 'City', 'shorttext')
+    const cityColumn = await columnOf(fx.catId, city)
+    assert.notInclude([...(await indexedColumns(fx.catId))], cityColumn)
+    // The fields made while it was on keep theirs; the new one is searched by scan, alike.
+    assert.equal(await indexCount(fx.catId), 2)
+    const [row] = await addRows(fx.call, [{ [city]: 'Quimper' }])
+    const filter = groupOf(city, 'contains', 'imp')
+    assert.equal(await plannedCount(fx.catId, filter), 0)
+    assert.deepEqual(await viaApi(fx.call, fx.catId, filter), [row])
+
+    const kernel = await app.container.make('ace')
+    const command = await kernel.create(TablesIndexText, [String(fx.catId)])
+    await command.exec()
+    assert.notEqual(command.exitCode, 1)
+    assert.include([...(await indexedColumns(fx.catId))], cityColumn)
+    await assertInStep(assert, fx.catId)
+    assert.equal(await plannedCount(fx.catId, filter), 1)
+    assert.deepEqual(await viaApi(fx.call, fx.catId, filter), [row])
   })
 })
 
