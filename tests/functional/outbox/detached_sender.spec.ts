@@ -86,7 +86,7 @@ test.group('outbox: the web process sends through a process of its own', (group)
     const items = () => receiver.received.map((entry) => entry.body.data.fields[0].new)
 
     // The web process has forked its sender.
-    await eventually(async () => sendersOf(server.child.pid!).length === 1, 60_000)
+    await eventually(async () => sendersOf(server.child.pid!).length === 1, 60_000, 'sender forked')
     const [first] = sendersOf(server.child.pid!)
     await write('one')
     // Received and its result written: a sender killed before answering would have it sent again
@@ -95,16 +95,24 @@ test.group('outbox: the web process sends through a process of its own', (group)
       const rows = await db.from('outbox_deliveries').where('recipient', `wh:${created.webhook.id}`)
       return rows.length > 0 && rows.every((row) => row.state === 'delivered')
     }
-    await eventually(async () => items().includes('one') && (await settled()), 30_000)
+    await eventually(
+      async () => items().includes('one') && (await settled()),
+      30_000,
+      'one delivered and settled'
+    )
 
     // Killed outright: a write meanwhile waits in the outbox and goes once a new sender runs.
     process.kill(first, 'SIGKILL')
     await write('two')
-    await eventually(async () => {
-      const senders = sendersOf(server.child.pid!)
-      return senders.length === 1 && senders[0] !== first
-    }, 60_000)
-    await eventually(async () => items().includes('two'), 30_000)
+    await eventually(
+      async () => {
+        const senders = sendersOf(server.child.pid!)
+        return senders.length === 1 && senders[0] !== first
+      },
+      60_000,
+      'a new sender'
+    )
+    await eventually(async () => items().includes('two'), 30_000, 'two delivered')
     assert.sameMembers(items(), ['one', 'two'], 'each change delivered once')
     assert.lengthOf(receiver.rejected, 0)
 
@@ -116,10 +124,10 @@ test.group('outbox: the web process sends through a process of its own', (group)
     }
     receiver.state.answer = () => 500
     await write('three')
-    await eventually(async () => (await failures()) === 1, 30_000)
+    await eventually(async () => (await failures()) === 1, 30_000, 'one failure counted')
     receiver.state.answer = () => 200
     await write('four')
-    await eventually(async () => (await failures()) === 0, 30_000)
+    await eventually(async () => (await failures()) === 0, 30_000, 'failures reset')
 
     // A reminder's web alarm: the sender fires the reminder (its fan-out stages the alarm and
     // asks the web process for a kick), then sends the alarm through its hub, relayed to the

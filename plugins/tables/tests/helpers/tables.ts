@@ -111,11 +111,12 @@ export async function statusOf(answer: Promise<Record<string, any>>) {
 }
 
 /** Polls `probe` until it answers true (jobs run after the write answered), or fails after `ms`. */
-export async function eventually(probe: () => Promise<boolean>, ms = 10_000) {
+export async function eventually(probe: () => Promise<boolean>, ms = 10_000, what?: string) {
   const until = Date.now() + ms
   for (;;) {
     if (await probe()) return
-    if (Date.now() > until) throw new Error(`condition not met within ${ms} ms`)
+    if (Date.now() > until)
+      throw new Error(`${what ? `${what}: ` : ''}condition not met within ${ms} ms`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
