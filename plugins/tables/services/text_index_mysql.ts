@@ -254,34 +254,34 @@ export async function probeGrams(
 }
 
 /**
- * The rows holding every gram of `grams` (the first drives: the rarest), as a subquery
- * selecting `row_id`.
+ * The gram table joined to itself once per gram of `grams` (g0 the first: the rarest, which
+ * drives), and the WHERE naming each gram.
  */
-export function gramRows(name: string, grams: string[]) {
+function gramJoin(name: string, grams: string[]) {
   const table = q(name)
   const joins = grams
     .slice(1)
     .map((_, i) => ` STRAIGHT_JOIN ${table} g${i + 1} ON g${i + 1}.row_id = g0.row_id`)
     .join('')
   return {
-    sql: `SELECT g0.row_id FROM ${table} g0${joins} WHERE ${grams.map((_, i) => `g${i}.gram = ?`).join(' AND ')}`,
+    from: `${table} g0${joins}`,
+    where: grams.map((_, i) => `g${i}.gram = ?`).join(' AND '),
     bindings: [...grams] as unknown[],
   }
 }
 
+/** The rows holding every gram of `grams`, as a subquery selecting `row_id`. */
+export function gramRows(name: string, grams: string[]) {
+  const join = gramJoin(name, grams)
+  return { sql: `SELECT g0.row_id FROM ${join.from} WHERE ${join.where}`, bindings: join.bindings }
+}
+
 /** The read driven by the grams' rows: FROM and WHERE (see text_index.ts textIndexDriver). */
 export function gramDriver(name: string, grams: string[]) {
-  const table = q(name)
-  const joins = grams
-    .slice(1)
-    .map((_, i) => ` STRAIGHT_JOIN ${table} g${i + 1} ON g${i + 1}.row_id = g0.row_id`)
-    .join('')
+  const join = gramJoin(name, grams)
   return {
-    from: (rows: string) => `${table} g0${joins} STRAIGHT_JOIN ${rows} t ON t.id = g0.row_id`,
-    where: {
-      sql: grams.map((_, i) => `g${i}.gram = ?`).join(' AND '),
-      bindings: [...grams] as unknown[],
-    },
+    from: (rows: string) => `${join.from} STRAIGHT_JOIN ${rows} t ON t.id = g0.row_id`,
+    where: { sql: join.where, bindings: join.bindings },
   }
 }
 
