@@ -71,10 +71,10 @@ export default definePlugin({
       key: 'textIndex',
       label: 'Text index for new text fields',
       help:
-        'Whether a new plain text field gets a substring index (contains, begins and ends filters ' +
-        'and reference searches by index). On MariaDB it takes about 75 bytes per indexed ' +
-        'character and slows writes of the field by a third; existing indexes stay either way ' +
-        '(node ace tables:index-text builds or drops them).',
+        'Whether a new plain text field gets a substring index (faster contains, begins-with ' +
+        'and ends-with filters and reference searches). On MariaDB an index takes about 75 ' +
+        'bytes per indexed character and slows writes of its field by about a third. Turning ' +
+        'this off leaves existing indexes in place.',
       type: 'boolean',
       default: true,
       env: 'TABLES_TEXT_INDEX',
