@@ -129,12 +129,16 @@ export async function startQuire(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`Quire exited with ${child.exitCode}`)
     try {
-      const response = await fetch(`${url}/health`)
-      if (response.ok) break
+      // Readiness, not liveness: the HTTP port opens before the providers' ready hooks bind
+      // their listeners (inbound SMTP, AUTH_PORT). A dependency that is down (503
+      // "unavailable") does not hold the start up; a build older than the endpoint answers 404.
+      const response = await fetch(`${url}/health/ready`)
+      const body = response.status === 404 ? null : ((await response.json()) as { status?: string })
+      if (body?.status !== 'starting') break
     } catch {}
     if (Date.now() > deadline) {
       await stop()
-      throw new Error(`Quire did not answer /health within ${BOOT_TIMEOUT_MS / 1000} s`)
+      throw new Error(`Quire was not ready within ${BOOT_TIMEOUT_MS / 1000} s`)
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }

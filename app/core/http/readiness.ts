@@ -1,3 +1,4 @@
+import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import quireConfig from '#config/quire'
 
@@ -13,18 +14,28 @@ export interface ProbeResult {
 }
 
 export interface Readiness {
-  status: 'ok' | 'unavailable'
-  checks: { database: ProbeResult; redis: ProbeResult | 'not configured' }
+  /** `starting` until every provider's ready hook ran (listeners bound, the bus connected). */
+  status: 'ok' | 'starting' | 'unavailable'
+  checks: { started: boolean; database: ProbeResult; redis: ProbeResult | 'not configured' }
 }
 
 /**
  * Whether this instance can serve (GET /health/ready, for load balancers and
- * orchestrators): the database answers a query and, when configured, Redis
- * answers a PING, each within PROBE_TIMEOUT_MS. Liveness (GET /health) asks
- * nothing of either: a database outage must not get healthy processes killed.
+ * orchestrators): the application finished starting, the database answers a
+ * query and, when configured, Redis answers a PING, each within
+ * PROBE_TIMEOUT_MS. The HTTP server listens before the providers' ready hooks
+ * run (the inbound SMTP listener, AUTH_PORT, the socket bus), so until they
+ * ran the instance is `starting`, whatever its dependencies say. Liveness
+ * (GET /health) asks nothing of either: a database outage must not get
+ * healthy processes killed.
  */
 export async function readiness(
-  calls: { database: () => Promise<unknown>; redis: (() => Promise<unknown>) | null } = {
+  calls: {
+    started: () => boolean
+    database: () => Promise<unknown>
+    redis: (() => Promise<unknown>) | null
+  } = {
+    started: () => app.isReady,
     database: () => db.connection().rawQuery('SELECT 1'),
     redis: quireConfig.redisEnabled ? pingRedis : null,
   },
@@ -34,8 +45,10 @@ export async function readiness(
     probe(calls.database, timeoutMs),
     calls.redis ? probe(calls.redis, timeoutMs) : Promise.resolve('not configured' as const),
   ])
-  const ok = database.ok && (redis === 'not configured' || redis.ok)
-  return { status: ok ? 'ok' : 'unavailable', checks: { database, redis } }
+  const started = calls.started()
+  const reached = database.ok && (redis === 'not configured' || redis.ok)
+  const status = !started ? 'starting' : reached ? 'ok' : 'unavailable'
+  return { status, checks: { started, database, redis } }
 }
 
 async function pingRedis() {

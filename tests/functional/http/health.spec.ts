@@ -18,6 +18,7 @@ test.group('health endpoints', () => {
     assert.equal(response.headers.get('cache-control'), 'no-store')
     const body: any = await response.json()
     assert.equal(body.status, 'ok')
+    assert.isTrue(body.checks.started)
     assert.isTrue(body.checks.database.ok)
     assert.isNumber(body.checks.database.ms)
     if (quireConfig.redisEnabled) assert.isTrue(body.checks.redis.ok)
@@ -31,16 +32,28 @@ test.group('health endpoints', () => {
       code: 'ECONNREFUSED',
     })
     const down = await readiness(
-      { database: async () => 1, redis: () => Promise.reject(refused) },
+      { started: () => true, database: async () => 1, redis: () => Promise.reject(refused) },
       200
     )
     assert.equal(down.status, 'unavailable')
     assert.isTrue(down.checks.database.ok)
     assert.deepInclude(down.checks.redis, { ok: false, error: 'ECONNREFUSED' })
 
-    const hung = await readiness({ database: () => new Promise(() => {}), redis: null }, 50)
+    const hung = await readiness(
+      { started: () => true, database: () => new Promise(() => {}), redis: null },
+      50
+    )
     assert.equal(hung.status, 'unavailable')
     assert.deepInclude(hung.checks.database, { ok: false, error: 'no answer within 50 ms' })
     assert.equal(hung.checks.redis, 'not configured')
+  })
+
+  test('an instance whose ready hooks have not all run is starting, whatever its dependencies say', async ({
+    assert,
+  }) => {
+    const early = await readiness({ started: () => false, database: async () => 1, redis: null })
+    assert.equal(early.status, 'starting')
+    assert.isFalse(early.checks.started)
+    assert.isTrue(early.checks.database.ok)
   })
 })

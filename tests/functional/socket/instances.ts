@@ -76,7 +76,8 @@ export async function startInstance(
     if (child.exitCode !== null)
       throw new Error(`server on port ${port} exited; see tmp/socket-instances/server-${port}.log`)
     try {
-      const health = await fetch(`${url}/health`)
+      // Ready, not only live: the socket bus connects in a ready hook, after the port opens.
+      const health = await fetch(`${url}/health/ready`)
       if (health.ok) return { url, child, stop }
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 250))
