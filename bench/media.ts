@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks'
 import autocannon from 'autocannon'
 import sharp from 'sharp'
 import { pacedLoad } from './lib/paced_load.js'
-import { ace, benchEnv, signIn, startQuire } from './lib/quire_process.js'
+import { ace, benchEnv, buildCompiled, signIn, startQuire } from './lib/quire_process.js'
 
 const UPLOAD_MB = Number(process.env.BENCH_UPLOAD_MB ?? 1024)
 const CHUNK_MB = Number(process.env.BENCH_CHUNK_MB ?? 256)
@@ -55,7 +55,8 @@ function rssOf(pid: number) {
   return match ? Number(match[1]) / 1024 : Number.NaN
 }
 
-const quire = await startQuire(env)
+// The compiled build, as `npm start` serves it (no TypeScript loader in the serving process).
+const quire = await startQuire(env, { compiled: buildCompiled() })
 try {
   const session = await signIn(quire.url, 'media@bench.local', PASSWORD)
   const auth = { o_u: session.o_u, u_c: session.o_u, sesskey: session.sesskey }
