@@ -145,6 +145,48 @@ test.group('MessageService.send (the socket send message path)', () => {
     assert.strictEqual(deletedByUuid.smid, byUuid.smid)
     assert.isTrue(deletedByUuid.del)
   })
+
+  test('sends submitted together share one transaction, each stored under its own smid; a taken uuid among them answers its first', async ({
+    assert,
+  }) => {
+    const alice = await client()
+    const target = await book(alice)
+    const other = await book(alice)
+    const actor = await actorOf(alice)
+    // Submitted in one turn: the first send's transaction starts at once, the others wait for
+    // it and go together in the next (one multi-row INSERT); a repeated uuid makes that
+    // statement fail, and its messages are then inserted one by one.
+    for (const repeated of [false, true]) {
+      const tag = `together-${Date.now().toString(36)}-${repeated}`
+      const sends = Array.from({ length: 24 }, (_, index) => ({
+        ...(index % 2 ? target : other),
+        msg: `${tag} ${index}`,
+        uuid: repeated && index % 8 === 0 ? `${tag}-repeated` : `${tag}-${index}`,
+      }))
+      const results = await Promise.all(sends.map((input) => messages.send(actor, input)))
+      const stored = await db
+        .from('book_messages')
+        .where('uuid', 'like', `${tag}-%`)
+        .orderBy('smid')
+        .select('smid', 'uuid', 'msg', 'cstamp')
+      const bySmid = new Map(stored.map((row) => [Number(row.smid), row]))
+      for (const [index, result] of results.entries()) {
+        const row = bySmid.get(result.smid)
+        assert.exists(row, `send ${index}`)
+        assert.equal(row.uuid, sends[index].uuid)
+        assert.equal(result.message.msg, row.msg)
+        // The first of a repeated uuid's sends is stored; the others answer it, not new.
+        if (!sends[index].uuid.endsWith('-repeated')) {
+          assert.equal(row.msg, sends[index].msg)
+          assert.isTrue(result.isNew)
+        }
+      }
+      const distinct = new Set(sends.map((input) => `${input.b_c}:${input.uuid}`)).size
+      assert.lengthOf(stored, distinct)
+      // All but the first went in one transaction: one stamp.
+      assert.equal(new Set(stored.slice(1).map((row) => Number(row.cstamp))).size, 1)
+    }
+  })
 })
 
 test.group('system messages (SystemMessageService, called by the socket handlers)', () => {

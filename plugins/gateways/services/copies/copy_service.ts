@@ -16,6 +16,8 @@ import { MailOutService } from '../mail_out/mail_out_service.js'
 import { SmsOutboxService } from '../sms_outbox_service.js'
 import { displayName, senderIdsOf, smsNumber } from './recipients.js'
 
+type MemberRow = Record<string, any>
+
 const SUBJECT_LENGTH = 80
 const SMS_LENGTH = 300
 
@@ -57,18 +59,9 @@ export class CopyService {
     afterCommit: (callback: () => unknown) => void
   ): Promise<OutboxEntry[]> {
     if (event.kind !== 'created' || event.row.del) return []
-    // Plain statements in the message's transaction (readQuery): a sendMsg pays for these reads
-    // whether or not anyone wants a copy, so they skip the query builder's cost.
-    const senders = [0, ...senderIdsOf(event)]
-    const members = await readQuery(
-      `SELECT m.user_id, m.user_prefs, u.email, u.phone FROM book_members m` +
-        ` JOIN users u ON u.id = m.user_id` +
-        ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND u.disabled_at IS NULL` +
-        ` AND m.user_id NOT IN (${senders.map(() => '?').join(', ')})` +
-        // Both prefs default to false: a member who never set one is not read at all.
-        ` AND m.user_prefs LIKE '%Copy%'`,
-      [event.bookId, false, ...senders],
-      client
+    const senders = new Set(senderIdsOf(event))
+    const members = (await this.copyReaders(event.bookId, client)).filter(
+      (member) => !senders.has(Number(member.user_id))
     )
     if (members.length === 0) return []
     const [book] = await readQuery(
@@ -135,6 +128,37 @@ export class CopyService {
     }
     return entries
   }
+
+  /**
+   * The book's accepted, enabled members who may want a copy, read once per transaction and
+   * book: sends arriving together share one transaction (books' group commit), and this read,
+   * paid by every sendMsg whether or not anyone wants a copy, was a round trip per message
+   * inside it (on MariaDB the batch's transaction is the sends' bottleneck). A plain statement
+   * (readQuery) for the same reason. The transaction's own view: nothing it writes changes them.
+   */
+  private copyReaders(bookId: number, client: QueryClientContract): Promise<MemberRow[]> {
+    let byBook = this.readersByTransaction.get(client)
+    if (!byBook) this.readersByTransaction.set(client, (byBook = new Map()))
+    let readers = byBook.get(bookId)
+    if (!readers) {
+      readers = readQuery(
+        `SELECT m.user_id, m.user_prefs, u.email, u.phone FROM book_members m` +
+          ` JOIN users u ON u.id = m.user_id` +
+          ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND u.disabled_at IS NULL` +
+          // Both prefs default to false: a member who never set one is not read at all.
+          ` AND m.user_prefs LIKE '%Copy%'`,
+        [bookId, false],
+        client
+      )
+      byBook.set(bookId, readers)
+    }
+    return readers
+  }
+
+  private readersByTransaction = new WeakMap<
+    QueryClientContract,
+    Map<number, Promise<MemberRow[]>>
+  >()
 }
 
 const firstLine = (text: string) => text.split(/\r?\n/, 1)[0].trim()
