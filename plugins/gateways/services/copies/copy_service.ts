@@ -60,9 +60,8 @@ export class CopyService {
   ): Promise<OutboxEntry[]> {
     if (event.kind !== 'created' || event.row.del) return []
     const senders = new Set(senderIdsOf(event))
-    const members = (await this.copyReaders(event.bookId, client)).filter(
-      (member) => !senders.has(Number(member.user_id))
-    )
+    const readers = await this.copyReaders(event.bookId, client)
+    const members = readers.filter((member) => !senders.has(Number(member.user_id)))
     if (members.length === 0) return []
     const [book] = await readQuery(
       'SELECT b.owner_prefs, b.archived, u.code, u.first_name, u.last_name FROM books b' +
