@@ -187,6 +187,69 @@ test.group('tables: cell history', () => {
     )
   })
 
+  test('a bulk write stores its entries in write order, every column its own', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    // Updates and creations mixed (actions and old values differ), then 1,200 entries (two statements).
+    const mixed = ok(
+      await fx.owner('createOrUpdateTableRows', {
+        b_o: fx.book.b_o,
+        rows: JSON.stringify({
+          [fx.a]: { [fx.f.name]: 'a2', [fx.f.qty]: '' },
+          tmpC: { [fx.f.name]: 'c', [fx.f.qty]: 7 },
+          [fx.b]: { [fx.f.qty]: 2 },
+        }),
+      })
+    )
+    const c = mixed.newRows[0].id as number
+    const rows: Record<string, Record<number, unknown>> = {}
+    for (let i = 0; i < 600; i++) rows[`tmp${i}`] = { [fx.f.name]: `n${i}`, [fx.f.qty]: i }
+    const bulk = ok(
+      await fx.owner('createOrUpdateTableRows', { b_o: fx.book.b_o, rows: JSON.stringify(rows) })
+    )
+    const entries = await db
+      .from('table_cell_history')
+      .where('category_id', fx.catId)
+      .whereIn('operation', ['createOrUpdateTableRows'])
+      .orderBy('id')
+    const columns = (entry: any) => [
+      Number(entry.row_id),
+      Number(entry.field_id),
+      entry.field_type,
+      entry.action,
+      entry.old_value,
+      entry.new_value,
+    ]
+    // The fixture's write (A, B), then the mixed one, then the 600 rows.
+    const written = entries.slice(3)
+    assert.deepEqual(written.slice(0, 5).map(columns), [
+      [fx.a, fx.f.name, 'shorttext', 'update', '"a"', '"a2"'],
+      [fx.a, fx.f.qty, 'integer', 'update', '1', 'null'],
+      [c, fx.f.name, 'shorttext', 'create', 'null', '"c"'],
+      [c, fx.f.qty, 'integer', 'create', 'null', '7'],
+      [fx.b, fx.f.qty, 'integer', 'update', 'null', '2'],
+    ])
+    const ids = bulk.newRows.map((row: any) => row.id as number)
+    assert.deepEqual(
+      written.slice(5).map(columns),
+      ids.flatMap((id: number, i: number) => [
+        [id, fx.f.name, 'shorttext', 'create', 'null', `"n${i}"`],
+        [id, fx.f.qty, 'integer', 'create', 'null', String(i)],
+      ])
+    )
+    // Shared by every entry of one write, and told apart between writes.
+    const stored = await db.from(`tt_${fx.catId}`).where('id', c).first()
+    for (const entry of written.slice(0, 5)) {
+      assert.equal(entry.write_id, written[0].write_id)
+      assert.equal(Number(entry.sstamp), Number(stored.sstamp))
+      assert.equal(entry.user_code, fx.book.owner.code)
+      assert.isNull(entry.principal_code)
+    }
+    assert.notEqual(written[5].write_id, written[0].write_id)
+    assert.lengthOf(new Set(written.slice(5).map((entry) => entry.write_id)), 1)
+  })
+
   test('retention keeps the newest entries of each table', async ({ assert }) => {
     const fx = await fixture()
     for (const value of ['r1', 'r2', 'r3']) await set(fx, fx.a, fx.f.name, value)
