@@ -5,6 +5,7 @@ import { defineConfig } from '@adonisjs/lucid'
 import env from '#start/env'
 import plugins from '#config/plugins'
 import { dataDir } from '#config/quire'
+import { attachCheckpointer } from '#core/sqlite_checkpointer'
 
 /** Core migrations first, then each enabled plugin's, in plugin order. */
 const migrationPaths = [
@@ -34,6 +35,8 @@ const dbConfig = defineConfig({
           conn.pragma('synchronous = NORMAL')
           conn.pragma('foreign_keys = ON')
           conn.pragma('busy_timeout = 5000')
+          // Checkpoints by a worker thread of the process, not inside COMMIT (app/core/sqlite_checkpointer.ts).
+          attachCheckpointer(conn)
           done(null, conn)
         },
       },

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { EPOCHS_TABLE } from '#core/read_cache_epochs'
 
 type Row = Record<string, any>
 
@@ -129,23 +130,47 @@ async function runPooled(knex: any, sql: string, bindings: unknown[]): Promise<a
  * a second connection reads the last committed state without waiting. It is
  * tied to the knex client: when Lucid reconnects (tests recreate the file),
  * a new one is opened on the new file.
+ *
+ * Its page cache is larger than SQLite's default 2 MB and the file is memory-mapped: a scan of a
+ * large table (an ad hoc count or contains filter over a million rows) then reads pages from the
+ * OS's cache without copying them through SQLite's, and the hot pages of the pages and lookups
+ * stay in the connection's own cache. Temporary b-trees (ORDER BY / DISTINCT without an index)
+ * are kept in memory.
  */
 interface SqliteReader {
   client: unknown
   connection: Database.Database
   dataVersion: Database.Statement
+  schemaVersion: Database.Statement
+  /** The epochs' statement and the tables they count for (read_cache_epochs.ts); null without them. */
+  epochsSource: { statement: Database.Statement; tracked: Set<string> } | null
   /**
-   * Results of readCached by statement, then by bindings, valid while the database's
-   * data_version is `version`; `size` counts them. Keyed by the statement's own text rather than
-   * text and bindings joined: the session statement is 1.5 KB, and a new key of that length made
-   * and hashed on every call was a measurable share of a small api.php call.
+   * readCached's results by statement (its own text, not text and bindings joined: the session
+   * statement is 1.5 KB, and a new key of that length made and hashed on every call was a
+   * measurable share of a small api.php call), then by bindings; `size` counts them.
    */
-  results: Map<string, Map<string, Row[]>>
+  results: Map<string, CachedStatement>
   size: number
+  /** The data_version and schema_version the results were last checked against. */
   version: number
+  schema: number
+  /** Epochs of the tracked tables, as of `version`. */
+  epochs: Map<string, number>
+}
+
+interface CachedStatement {
+  /** The tables the statement reads, all with epochs; null: dropped at any commit. */
+  tables: string[] | null
+  byBindings: Map<string, Row[]>
+  /** Bumped when the results are dropped (a read begun before is not kept). */
+  generation: number
 }
 
 let sqliteReader: SqliteReader | null = null
+
+/** Read connections' page cache (KiB, negative for SQLite) and memory map (bytes). */
+const READER_CACHE_KIB = 64 * 1024
+const READER_MMAP_BYTES = 1024 * 1024 * 1024
 
 function sqliteReaderFor(knex: any): SqliteReader {
   const current = sqliteReader
@@ -154,14 +179,20 @@ function sqliteReaderFor(knex: any): SqliteReader {
   const connection = new Database(knex.client.config.connection.filename)
   connection.pragma('busy_timeout = 5000')
   connection.pragma('foreign_keys = ON')
-  const dataVersion = connection.prepare('PRAGMA data_version').pluck()
+  connection.pragma(`cache_size = -${READER_CACHE_KIB}`)
+  connection.pragma(`mmap_size = ${READER_MMAP_BYTES}`)
+  connection.pragma('temp_store = MEMORY')
   sqliteReader = {
     client: knex,
     connection,
-    dataVersion,
+    dataVersion: connection.prepare('PRAGMA data_version').pluck(),
+    schemaVersion: connection.prepare('PRAGMA schema_version').pluck(),
+    epochsSource: null,
     results: new Map(),
     size: 0,
     version: -1,
+    schema: -1,
+    epochs: new Map(),
   }
   return sqliteReader
 }
@@ -182,34 +213,117 @@ export async function readQuery(
 }
 
 /**
+ * SELECT of the epochs; null without the epochs table (a database not migrated yet). `tracked`:
+ * the tables with an epoch whose three triggers are in place, as of this schema (a table rebuilt
+ * by a later migration, as SQLite's ALTER through a copy does, loses its triggers: untracked).
+ */
+function epochsOf(connection: Database.Database) {
+  try {
+    const tracked = new Set(
+      connection
+        .prepare(
+          `SELECT e.table_name FROM ${EPOCHS_TABLE} e WHERE (SELECT COUNT(*) FROM sqlite_master m
+           WHERE m.type = 'trigger' AND m.tbl_name = e.table_name AND m.name LIKE e.table_name || '_read_cache_%') = 3`
+        )
+        .pluck()
+        .all() as string[]
+    )
+    const statement = connection.prepare(`SELECT table_name, epoch FROM ${EPOCHS_TABLE}`).raw(true)
+    return { statement, tracked }
+  } catch {
+    return null
+  }
+}
+
+function readEpochs(reader: SqliteReader) {
+  const epochs = new Map<string, number>()
+  const source = reader.epochsSource
+  if (source)
+    for (const [table, epoch] of source.statement.all() as [string, number][])
+      if (source.tracked.has(table)) epochs.set(table, epoch)
+  return epochs
+}
+
+const TABLE_REFERENCE = /\b(?:from|join)\s+([`"]?)([A-Za-z_][A-Za-z0-9_]*)\1/gi
+
+/** The tables `sql` reads when all have epochs; null otherwise. */
+function trackedTablesOf(sql: string, epochs: Map<string, number>): string[] | null {
+  const tables = new Set<string>()
+  for (const match of sql.matchAll(TABLE_REFERENCE)) {
+    if (!epochs.has(match[2])) return null
+    tables.add(match[2])
+  }
+  return tables.size ? [...tables] : null
+}
+
+function dropResults(reader: SqliteReader, entry: CachedStatement) {
+  reader.size -= entry.byBindings.size
+  entry.byBindings.clear()
+  entry.generation++
+}
+
+/**
+ * Called when the data_version changed (a commit by another connection, this process's writer
+ * included): drops the results of the statements whose tables' epochs moved, or that read a
+ * table without one. A schema change drops them all and reads again which tables have epochs.
+ */
+function revalidate(reader: SqliteReader) {
+  const schema = reader.schemaVersion.get() as number
+  if (schema !== reader.schema) {
+    reader.schema = schema
+    reader.epochsSource = epochsOf(reader.connection)
+    reader.epochs = readEpochs(reader)
+    reader.results.clear()
+    reader.size = 0
+    return
+  }
+  const epochs = readEpochs(reader)
+  const before = reader.epochs
+  for (const entry of reader.results.values()) {
+    if (entry.byBindings.size === 0) continue
+    if (!entry.tables || entry.tables.some((table) => epochs.get(table) !== before.get(table)))
+      dropResults(reader, entry)
+  }
+  reader.epochs = epochs
+}
+
+/**
  * readQuery for the reads nearly every request repeats (its session and user,
- * the book it names). On SQLite, results are kept until any connection — this
- * process's writer or another process — commits a change: SQLite's
- * data_version tells, for the price of a trivial statement, so a cached result
- * is never older than the last commit. Callers must not modify the rows.
+ * the book it names, a category's head). On SQLite, a result is kept until a
+ * commit — of any connection, this process's writer or another process — writes
+ * one of the tables its statement reads: SQLite's data_version tells that some
+ * connection committed, for the price of a trivial statement, and then the
+ * tables' epochs (bumped by triggers, app/core/read_cache_epochs.ts) tell which.
+ * A statement reading a table without an epoch is dropped at any commit. So a
+ * cached result is never older than the last commit of its tables; a revoked
+ * session is refused at once everywhere. Callers must not modify the rows.
  * On MySQL this is readQuery (another server may write at any time).
  */
 export async function readCached(sql: string, bindings: unknown[] = []): Promise<Row[]> {
   if (isMysql()) return readQuery(sql, bindings)
   const reader = sqliteReaderFor(db.connection().getReadClient())
   const version = reader.dataVersion.get() as number
-  if (version !== reader.version || reader.size >= MAX_CACHED_RESULTS) {
-    reader.results.clear()
-    reader.size = 0
+  if (version !== reader.version) {
+    revalidate(reader)
     reader.version = version
   }
-  let byBindings = reader.results.get(sql)
-  if (!byBindings) {
-    byBindings = new Map()
-    reader.results.set(sql, byBindings)
+  if (reader.size >= MAX_CACHED_RESULTS) {
+    for (const entry of reader.results.values()) dropResults(reader, entry)
+    reader.size = 0
+  }
+  let entry = reader.results.get(sql)
+  if (!entry) {
+    entry = { tables: trackedTablesOf(sql, reader.epochs), byBindings: new Map(), generation: 0 }
+    reader.results.set(sql, entry)
   }
   const key = JSON.stringify(bindings)
-  const cached = byBindings.get(key)
+  const cached = entry.byBindings.get(key)
   if (cached) return cached
+  const generation = entry.generation
   const rows: Row[] = await run(reader.connection, sql, bindings)
-  // Another call may have cleared the results meanwhile (a newer data_version): kept only if not.
-  if (reader.version === version) {
-    byBindings.set(key, rows)
+  // Another call may have dropped the results meanwhile (a newer commit): kept only if not.
+  if (entry.generation === generation && reader.results.get(sql) === entry) {
+    entry.byBindings.set(key, rows)
     reader.size++
   }
   return rows

@@ -1,11 +1,15 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
+import Database from 'better-sqlite3'
 import { isMysql, readCached } from '#core/native_sql'
+import { trackTables, untrackTables } from '#core/read_cache_epochs'
+import { onMysql } from '#tests/helpers/database'
 
 /**
- * readCached (app/core/native_sql.ts): on SQLite a result is answered again, the same rows, while
- * no connection commits, per statement and bindings; any commit makes the next call read again.
- * On MySQL every call reads.
+ * readCached (app/core/native_sql.ts): on SQLite a result is answered again, the same rows, per
+ * statement and bindings, until a commit writes a table the statement reads: for tables with an
+ * epoch (app/core/read_cache_epochs.ts), their commits only, by any connection; for the others,
+ * any commit. On MySQL every call reads.
  */
 const TABLE = 'read_cached_probe'
 const SQL = `SELECT id, name FROM ${TABLE} WHERE id = ?`
@@ -45,4 +49,100 @@ test.group('native_sql readCached', (group) => {
     assert.deepEqual(reread, kept)
     if (!isMysql()) assert.notStrictEqual(reread, kept)
   })
+})
+
+const PARENT = 'read_cached_parent'
+const CHILD = 'read_cached_child'
+const OTHER = 'read_cached_other'
+const CHILD_SQL = `SELECT c.id, c.name, p.name AS parent FROM ${CHILD} c JOIN ${PARENT} p ON p.id = c.parent_id WHERE c.id = ?`
+
+test.group('native_sql readCached on tables with epochs', (group) => {
+  group.each.setup(async () => {
+    const drop = async () => {
+      await untrackTables(db.connection(), [PARENT, CHILD])
+      for (const table of [CHILD, PARENT, OTHER]) await db.rawQuery(`DROP TABLE IF EXISTS ${table}`)
+    }
+    await drop()
+    await db.rawQuery(`CREATE TABLE ${PARENT} (id INTEGER PRIMARY KEY, name TEXT)`)
+    await db.rawQuery(
+      `CREATE TABLE ${CHILD} (id INTEGER PRIMARY KEY, name TEXT, parent_id INTEGER REFERENCES ${PARENT}(id) ON DELETE CASCADE)`
+    )
+    await db.rawQuery(`CREATE TABLE ${OTHER} (id INTEGER PRIMARY KEY, name TEXT)`)
+    await db.table(PARENT).multiInsert([
+      { id: 1, name: 'p1' },
+      { id: 2, name: 'p2' },
+    ])
+    await db.table(CHILD).multiInsert([
+      { id: 1, name: 'one', parent_id: 1 },
+      { id: 2, name: 'two', parent_id: 2 },
+    ])
+    await trackTables(db.connection(), [PARENT, CHILD])
+    return drop
+  })
+
+  test('kept across commits to other tables, read again after a commit to one of its tables', async ({
+    assert,
+  }) => {
+    const one = await readCached(CHILD_SQL, [1])
+    assert.deepEqual(one, [{ id: 1, name: 'one', parent: 'p1' }])
+    await db.table(OTHER).insert({ id: 1, name: 'x' })
+    await db.from(OTHER).where('id', 1).update({ name: 'y' })
+    assert.strictEqual(await readCached(CHILD_SQL, [1]), one)
+
+    // The joined table counts as much as the one named first.
+    await db.from(PARENT).where('id', 1).update({ name: 'p1 renamed' })
+    const renamed = await readCached(CHILD_SQL, [1])
+    assert.deepEqual(renamed, [{ id: 1, name: 'one', parent: 'p1 renamed' }])
+    assert.strictEqual(await readCached(CHILD_SQL, [1]), renamed)
+  }).skip(onMysql(), 'SQLite only: MySQL does not cache')
+
+  test('a commit of another connection (another process) is seen by the next call', async ({
+    assert,
+  }) => {
+    assert.deepEqual(await readCached(CHILD_SQL, [2]), [{ id: 2, name: 'two', parent: 'p2' }])
+    const file = (db.connection().getWriteClient() as any).client.config.connection.filename
+    const other = new Database(file)
+    try {
+      other.pragma('busy_timeout = 5000')
+      other.prepare(`UPDATE ${CHILD} SET name = 'two by another' WHERE id = 2`).run()
+    } finally {
+      other.close()
+    }
+    assert.deepEqual(await readCached(CHILD_SQL, [2]), [
+      { id: 2, name: 'two by another', parent: 'p2' },
+    ])
+  }).skip(onMysql(), 'SQLite only: MySQL does not cache')
+
+  test('a write is seen once committed, not before; a cascade counts as a write', async ({
+    assert,
+  }) => {
+    const before = await readCached(CHILD_SQL, [2])
+    const trx = await db.transaction()
+    try {
+      await trx.from(CHILD).where('id', 2).update({ name: 'two in trx' })
+      assert.strictEqual(await readCached(CHILD_SQL, [2]), before)
+      await trx.commit()
+    } catch (error) {
+      await trx.rollback()
+      throw error
+    }
+    assert.deepEqual(await readCached(CHILD_SQL, [2]), [
+      { id: 2, name: 'two in trx', parent: 'p2' },
+    ])
+
+    const children = `SELECT id FROM ${CHILD} WHERE parent_id = ?`
+    assert.deepEqual(await readCached(children, [1]), [{ id: 1 }])
+    await db.from(PARENT).where('id', 1).delete() // the child goes by ON DELETE CASCADE
+    assert.deepEqual(await readCached(children, [1]), [])
+  }).skip(onMysql(), 'SQLite only: MySQL does not cache')
+
+  test('a statement that also reads a table without an epoch is read again after any commit', async ({
+    assert,
+  }) => {
+    const sql = `SELECT c.id, o.name FROM ${CHILD} c LEFT JOIN ${OTHER} o ON o.id = c.id WHERE c.id = ?`
+    const first = await readCached(sql, [1])
+    await db.table(OTHER).insert({ id: 1, name: 'now there' })
+    assert.deepEqual(await readCached(sql, [1]), [{ id: 1, name: 'now there' }])
+    assert.notStrictEqual(await readCached(sql, [1]), first)
+  }).skip(onMysql(), 'SQLite only: MySQL does not cache')
 })
