@@ -60,12 +60,16 @@ export class ComputedFields {
 
   constructor(private meta: MetaService) {}
 
-  /** Fills the computed columns of `states`; link-derived ones only when `linksChanged`. */
+  /**
+   * Fills the computed columns of `states`; link-derived ones only when `linksChanged`.
+   * `known`: linked rows the caller read in `trx` (whole), by table; only the others are read.
+   */
   async computeRows(
     trx: TransactionClientContract,
     category: CategoryMeta,
     states: Row[],
-    linksChanged = true
+    linksChanged = true,
+    known?: Map<number, Map<number, Row>>
   ) {
     const links = linksChanged
       ? category.fields.filter((field) => field.type === 'link' && field.column)
@@ -80,7 +84,15 @@ export class ComputedFields {
       const ids = new Set<number>()
       for (const state of states) for (const id of parseIds(state[link.column!])) ids.add(id)
       const entry = targets.get(link.id) ?? { meta, rows: new Map<number, Row>() }
-      for (const part of chunks([...ids], 1000)) {
+      const read = known?.get(meta.id)
+      const missing = read
+        ? [...ids].filter((id) => {
+            const row = read.get(id)
+            if (row) entry.rows.set(id, row)
+            return !row
+          })
+        : [...ids]
+      for (const part of chunks(missing, 1000)) {
         const rows = await readQuery(
           `SELECT * FROM ${quoteId(rowTableName(meta.id))} WHERE id IN (${part.map(() => '?').join(', ')})`,
           part,

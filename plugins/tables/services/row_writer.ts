@@ -2,9 +2,8 @@ import { inject } from '@adonisjs/core'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { quoteId, readQuery, trxQuery } from '#core/native_sql'
+import { quoteId, trxQuery } from '#core/native_sql'
 import { StampService } from '#core/services/stamp_service'
-import { UserService } from '#core/services/user_service'
 import { OutboxService } from '#core/outbox/outbox_service'
 import {
   COMPUTED_TYPES,
@@ -77,7 +76,6 @@ export class RowWriter {
 
   constructor(
     private stamps: StampService,
-    private users: UserService,
     private access: TableAccess,
     private computed: ComputedFields,
     private recompute: RecomputeService,
@@ -92,8 +90,6 @@ export class RowWriter {
     const { category } = scope
     // Validate and convert everything before touching the database: a bad value writes nothing.
     const prepared = this.prepare(category, writes, options.linkSeparator || ',')
-    await this.checkLinks(prepared.flatMap((row) => [...row.lists.entries()]))
-    await this.checkUsers(category, prepared)
     // Whether the outbox (webhooks) wants this write: then old values are read locked and staged.
     const staged = this.outbox.wants('tables:rows_changed', {
       ...changeOf(scope, actor, options),
@@ -101,6 +97,14 @@ export class RowWriter {
     })
 
     const result = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+      // Linked rows and users must exist (checked first: a bad value writes nothing). In the
+      // transaction, on its connection: the linked rows read are those computeRows shows, and
+      // SQLite's reading connection re-read their pages after every commit of any writer.
+      const linked = await this.checkLinks(
+        trx,
+        prepared.flatMap((row) => [...row.lists.entries()])
+      )
+      await this.checkUsers(trx, category, prepared)
       const at = nowText()
       const by = actor.user.code
       const table = rowTableName(category.id)
@@ -154,7 +158,8 @@ export class RowWriter {
         trx,
         category,
         states.map((entry) => entry.state),
-        linksChanged
+        linksChanged,
+        linked
       )
 
       // Inserts, in batches; ids come back consecutive from the table's sequence. New rows get
@@ -380,8 +385,14 @@ export class RowWriter {
     }
   }
 
-  /** Every linked row must exist in the linked table (one query per link field and 1,000 ids). */
-  private async checkLinks(entries: [FieldDef, (string | number)[]][]) {
+  /**
+   * Every linked row must exist in the linked table (one query per link field and 1,000 ids).
+   * Answers the rows read, whole, by linked table: computeRows shows them without reading again.
+   */
+  private async checkLinks(
+    trx: TransactionClientContract,
+    entries: [FieldDef, (string | number)[]][]
+  ): Promise<Map<number, Map<number, Row>>> {
     const byField = new Map<FieldDef, Set<number>>()
     for (const [field, list] of entries) {
       if (field.type !== 'link') continue
@@ -389,18 +400,24 @@ export class RowWriter {
       for (const id of list) set.add(Number(id))
       byField.set(field, set)
     }
+    const linked = new Map<number, Map<number, Row>>()
     for (const [field, ids] of byField) {
       if (ids.size === 0) continue
       const target = field.options.linkCatId
       if (!target) throw rpcError('INVALID_PARAMETER', `Field "${field.name}" links to no table`)
-      const found = new Set<number>()
+      const found = linked.get(target) ?? new Map<number, Row>()
+      linked.set(target, found)
       // Native statements: knex compiled a 1,000-id IN list on every call.
-      for (const part of chunks([...ids], 1000)) {
-        const rows = await readQuery(
-          `SELECT id FROM ${quoteId(rowTableName(target))} WHERE id IN (${part.map(() => '?').join(', ')})`,
+      for (const part of chunks(
+        [...ids].filter((id) => !found.has(id)),
+        1000
+      )) {
+        const rows = await trxQuery(
+          trx,
+          `SELECT * FROM ${quoteId(rowTableName(target))} WHERE id IN (${part.map(() => '?').join(', ')})`,
           part
         )
-        for (const row of rows) found.add(Number(row.id))
+        for (const row of rows) found.set(Number(row.id), row)
       }
       const missing = [...ids].filter((id) => !found.has(id))
       if (missing.length) {
@@ -414,10 +431,15 @@ export class RowWriter {
         )
       }
     }
+    return linked
   }
 
-  /** A user field holds the code of an existing user. */
-  private async checkUsers(category: CategoryMeta, prepared: { columns: Row }[]) {
+  /** A user field holds the code of an existing user (read in the write's transaction, as UserService.idsOfCodes reads). */
+  private async checkUsers(
+    trx: TransactionClientContract,
+    category: CategoryMeta,
+    prepared: { columns: Row }[]
+  ) {
     for (const field of category.fields) {
       if (field.type !== 'user' || !field.column) continue
       const codes = new Set<string>(
@@ -426,7 +448,15 @@ export class RowWriter {
           .filter((code) => typeof code === 'string' && code !== '')
       )
       if (codes.size === 0) continue
-      const known = await this.users.idsOfCodes(codes)
+      const known = new Set<string>()
+      for (const part of chunks([...codes], 1000)) {
+        const rows = await trxQuery(
+          trx,
+          `SELECT code FROM users WHERE code IN (${part.map(() => '?').join(', ')})`,
+          part
+        )
+        for (const row of rows) known.add(String(row.code))
+      }
       const unknown = [...codes].find((code) => !known.has(code))
       if (unknown) {
         throw rpcError(

@@ -363,6 +363,7 @@ test.group('tables: a bad value', (group) => {
       { label: 'an email "nope"', field: 'email', value: 'nope' },
       { label: 'a checkbox "perhaps"', field: 'active', value: 'perhaps' },
       { label: 'a link to a missing row', field: 'company', value: '999' },
+      { label: 'a user no one is', field: 'owner', value: 'nobody-at-all' },
     ])
     .run(async ({ assert }, { field, value }) => {
       const fieldId = fx.f[field]
@@ -378,6 +379,24 @@ test.group('tables: a bad value', (group) => {
       )
       assert.strictEqual(count.result, 0)
     })
+
+  test('a missing linked row is named before a missing user, and nothing is written', async ({
+    assert,
+  }) => {
+    const answer = await fx.call('createOrUpdateTableRows', {
+      b_o: '',
+      rows: JSON.stringify({
+        tmp1: { [fx.f.owner]: 'nobody-at-all' },
+        tmp2: { [fx.f.company]: '999' },
+      }),
+    })
+    assert.equal(answer.errorCode, 'INVALID_PARAMETER')
+    assert.include(answer.errorMsg, `(${fx.f.company})`)
+    const count = ok(
+      await fx.call('computeTableOperation', { catId: fx.catId, operation: 'count' })
+    )
+    assert.strictEqual(count.result, 0)
+  })
 })
 
 test.group('tables: createOrUpdateTableRows and deletes', (group) => {
