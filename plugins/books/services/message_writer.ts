@@ -84,7 +84,10 @@ export type WithinCreate = (
 const CREATE_BATCH = 64
 
 /** A new message's columns, but its stamps and times (set in the transaction). */
-type MessageFields = Omit<MessageRow, 'smid' | 'created' | 'last_modified' | 'cstamp' | 'sstamp'>
+export type MessageFields = Omit<
+  MessageRow,
+  'smid' | 'created' | 'last_modified' | 'cstamp' | 'sstamp'
+>
 
 /** A new message (without an event) waiting for its group-committed transaction. */
 interface PendingCreate {
@@ -133,8 +136,9 @@ const MULTI_INSERT_CHARS = 1_000_000
  * (book_id, uuid), unique. A statement that hits a taken uuid (a resend racing its original)
  * changes nothing (statement-level rollback on both databases) and its messages are inserted
  * one by one. Answers the rows in `list`'s order, null for a message whose uuid was taken.
+ * Exported for its spec (plugins/books/tests/functional/services.spec.ts).
  */
-async function insertMessages(
+export async function insertMessages(
   trx: TransactionClientContract,
   stamp: number,
   list: MessageFields[]
