@@ -3,17 +3,10 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 import { OutboxService } from '#core/outbox/outbox_service'
 import { sendHere } from '#core/outbox/outbox_pump'
 import type { SenderMessage } from '#core/outbox/detached_sender'
-import type { AttemptResult } from '#core/outbox/types'
 import { SocketHub, type HubBus } from '#core/socket/hub'
 
 /** How long a stopping sender waits for its sends in flight (their results still go back). */
 const STOP_GRACE_MS = 8_000
-/**
- * Results go back together: gathered for this long (or at once past RESULTS_BATCH), one IPC
- * message for many sends, which the web process reads between its requests.
- */
-const RESULTS_MS = 5
-const RESULTS_BATCH = 200
 
 /**
  * The web process's sending process (docs/outbox.md, OUTBOX_SENDER=process):
@@ -52,15 +45,6 @@ export default class OutboxSend extends BaseCommand {
     const logger = await this.app.container.make('logger')
 
     let inFlight = 0
-    let results: { id: number; result: AttemptResult }[] = []
-    let resultsTimer: NodeJS.Timeout | null = null
-    const sendResults = () => {
-      if (resultsTimer) clearTimeout(resultsTimer)
-      resultsTimer = null
-      if (results.length === 0) return
-      send({ outbox: 'ended', results })
-      results = []
-    }
     process.on('message', async (message: SenderMessage) => {
       if (message?.outbox !== 'send') return
       const { channel, deliveries } = message
@@ -69,9 +53,7 @@ export default class OutboxSend extends BaseCommand {
       sends.forEach((sending, index) =>
         sending.then((result) => {
           inFlight--
-          results.push({ id: deliveries[index].id, result })
-          if (results.length >= RESULTS_BATCH) sendResults()
-          else resultsTimer ??= setTimeout(sendResults, RESULTS_MS)
+          send({ outbox: 'ended', id: deliveries[index].id, result })
         })
       )
     })
@@ -83,7 +65,6 @@ export default class OutboxSend extends BaseCommand {
       const deadline = Date.now() + STOP_GRACE_MS
       while (inFlight > 0 && process.connected && Date.now() < deadline)
         await new Promise((resolve) => setTimeout(resolve, 20))
-      sendResults()
       await this.terminate()
     }
     // The web process is gone (or stops): so is its sender.

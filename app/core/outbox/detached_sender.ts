@@ -10,8 +10,8 @@ export type SenderMessage =
   | { outbox: 'send'; channel: string; deliveries: OutboxDelivery[] }
   /** sender → web: booted; deliveries may be handed over. */
   | { outbox: 'ready' }
-  /** sender → web: sends ended (their results, gathered for a few ms: one message for many). */
-  | { outbox: 'ended'; results: { id: number; result: AttemptResult }[] }
+  /** sender → web: one delivery's send ended. */
+  | { outbox: 'ended'; id: number; result: AttemptResult }
   /** sender → web: a send staged deliveries of its own (a reminder's fan-out): look for due ones. */
   | { outbox: 'kick'; at: number; reclaim: boolean }
   /** sender → web: a socket hub message (a system message, an alarm) for this process's clients. */
@@ -155,7 +155,7 @@ export class DetachedSender implements RemoteSender {
         this.options.onReady()
         break
       case 'ended':
-        for (const { id, result } of message.results ?? []) this.end(Number(id), result)
+        this.end(Number(message.id), message.result)
         break
       case 'kick':
         this.options.onKick(Number(message.at) || Date.now(), message.reclaim === true)

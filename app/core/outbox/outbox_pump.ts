@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import { performance, type EventLoopUtilization } from 'node:perf_hooks'
 import type { Logger } from '@adonisjs/core/logger'
 import { nativeTransaction, readQuery, trxQuery, writeQuery } from '#core/native_sql'
 import db from '@adonisjs/lucid/services/db'
@@ -70,15 +69,6 @@ const FLUSH_ROWS = 200
 const UNSENT_RETRY_MS = 1_000
 /** Sends ending while rows wait for room are answered by one claim this long after the first. */
 const STARVED_CLAIM_MS = 10
-/**
- * Delivery yields to the requests this process serves: while its event loop was busy more than
- * BUSY_UTILIZATION of the time since the last look, claims are at least BUSY_CLAIM_MS apart
- * and attempts are written every BUSY_FLUSH_MS (one claim and one flush for the deliveries of
- * many writes, not a few each); an idle process claims at once and writes within FLUSH_MS.
- */
-const BUSY_UTILIZATION = 0.5
-const BUSY_CLAIM_MS = 25
-const BUSY_FLUSH_MS = 50
 
 /** One attempt's end, waiting to be written with others. */
 interface Ended {
@@ -121,11 +111,6 @@ export class OutboxPump {
   private wakeTimer: NodeJS.Timeout | null = null
   /** A graceful stop began: nothing more is claimed. */
   private stopped = false
-  /** When the last claim started. */
-  private lastClaimAt = 0
-  /** The event loop's utilization at the last look, and whether it was busy since the one before. */
-  private loopMark: EventLoopUtilization = performance.eventLoopUtilization()
-  private wasBusy = false
 
   constructor(private host: PumpHost) {}
 
@@ -166,30 +151,9 @@ export class OutboxPump {
     }, STARVED_CLAIM_MS)
   }
 
-  /**
-   * Whether the event loop was busy (serving requests) since the last look: then the pump
-   * claims and writes in larger batches, less often.
-   */
-  private busy() {
-    const mark = performance.eventLoopUtilization()
-    // Over a very short span the figure says little: keep the last answer.
-    if (mark.idle + mark.active - (this.loopMark.idle + this.loopMark.active) >= 10) {
-      this.wasBusy =
-        performance.eventLoopUtilization(mark, this.loopMark).utilization > BUSY_UTILIZATION
-      this.loopMark = mark
-    }
-    return this.wasBusy
-  }
-
   private async loop() {
     for (;;) {
       this.again = false
-      // Busy serving: one claim per BUSY_CLAIM_MS gathers the deliveries of the writes meanwhile.
-      // Not when the last claim left due rows (more than it could take, or recipients without
-      // room, who have room again now): those go at once, a recipient's sends back to back.
-      const gap = this.lastClaimAt + BUSY_CLAIM_MS - Date.now()
-      if (!this.starved && gap > 0 && this.busy())
-        await new Promise((resolve) => setTimeout(resolve, gap))
       const startedAt = Date.now()
       if (this.stopped) return
       const room = Math.min(BATCH, this.host.slots.room)
@@ -197,7 +161,6 @@ export class OutboxPump {
       if (room > 0) {
         const reclaim = this.reclaim
         this.reclaim = false
-        this.lastClaimAt = startedAt
         const { rows, more, limited } = await this.claim(room, startedAt, reclaim)
         // Rows left for want of room: every send that ends looks again, until a claim leaves
         // none (set before the sends start: one may end before start() returns).
@@ -320,7 +283,7 @@ export class OutboxPump {
         : null,
     })
     if (this.ended.length >= FLUSH_ROWS) this.flushSoon(0)
-    else this.flushSoon(this.busy() ? BUSY_FLUSH_MS : FLUSH_MS)
+    else this.flushSoon(FLUSH_MS)
   }
 
   private flushSoon(delay: number) {
