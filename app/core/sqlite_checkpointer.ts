@@ -29,11 +29,11 @@ import { createRequire } from 'node:module'
  * same operation whoever runs it.
  */
 /*
- * Measured (bench:tables, 100,000 rows, 8 clients, same run alternating with c578777's build as
- * BENCH_BEFORE_SERVER, load average 10-11 on the shared 2 cores; with readCached's epochs, the
- * server's CPU includes this thread's): updateTableValue 2,230/s vs 1,701/s, server CPU 0.183 vs
- * 0.207 ms an update; createOrUpdateTableRows 8 x 1,000 rows 11,120 vs 8,475 rows/s (CPU 0.058
- * vs 0.067 ms a row), 1 x 10,000 rows 9,263 vs 6,625 rows/s (CPU 0.060 vs 0.061 ms a row).
+ * Measured (bench:tables, 100,000 rows, this commit's build alternating with c578777's as
+ * BENCH_BEFORE_SERVER, load average 7-10 on the shared 2 cores; with readCached's epochs; the
+ * server's CPU includes this thread's): updateTableValue at 8 clients 3,238 vs 3,052/s, server CPU
+ * 0.177 vs 0.197 ms an update; createOrUpdateTableRows 8 x 1,000 rows 10,993 vs 9,568 rows/s (CPU
+ * 0.056 vs 0.063 ms a row), 1 x 10,000 rows 11,685 vs 10,172 rows/s (CPU 0.055 vs 0.061 ms).
  */
 export const AUTOCHECKPOINT_PAGES = 10_000
 export const RESTART_PAGES = 16_384
