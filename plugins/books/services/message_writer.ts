@@ -107,15 +107,8 @@ async function insertMessage(
   stamp: number,
   fields: MessageFields
 ): Promise<MessageRow> {
-  const row = stampedRow(stamp, fields)
-  const columns = Object.keys(row)
-  const result = await trxQuery(
-    trx,
-    `INSERT INTO ${TABLES.messages} (${columns.map(quoteId).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-    Object.values(row)
-  )
-  const smid = Number(result.insertId ?? result.lastInsertRowid)
-  return { ...row, smid } as MessageRow
+  const [row] = await insertTogether(trx, stamp, [fields])
+  return row
 }
 
 const stampedRow = (stamp: number, fields: MessageFields) => {

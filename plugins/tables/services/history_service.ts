@@ -186,13 +186,12 @@ export class HistoryService {
     const shareable = client.dialect.name !== 'mysql'
     for (const part of chunks(entries, ENTRIES_PER_STATEMENT)) {
       const rows = part.map((entry) => valuesOf(entry, now))
-      if (!shareable || rows.length < 2) {
-        await writeQuery(client, insertSql(HISTORY_TABLE, ENTRY_COLUMNS, rows.length), rows.flat())
-        continue
-      }
       const first = rows[0]
-      const shared = first.map((value, column) => rows.every((row) => row[column] === value))
-      if (shared.every(Boolean)) {
+      const shared =
+        shareable && rows.length > 1
+          ? first.map((value, column) => rows.every((row) => row[column] === value))
+          : null
+      if (!shared || shared.every(Boolean)) {
         await writeQuery(client, insertSql(HISTORY_TABLE, ENTRY_COLUMNS, rows.length), rows.flat())
         continue
       }
