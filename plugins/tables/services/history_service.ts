@@ -153,8 +153,8 @@ export class HistoryService {
       if (!field || COMPUTED_TYPES.has(field.type)) continue
       if (action === 'delete' && isEmpty(change.old)) continue
       if (action === 'create' && isEmpty(change.new)) continue
-      const oldJson = JSON.stringify(change.old ?? null)
-      const newJson = JSON.stringify(change.new ?? null)
+      const oldJson = toJson(change.old)
+      const newJson = toJson(change.new)
       // (undefined and null store alike, as null, but were told apart: they still are.)
       if (oldJson === newJson && (change.old === undefined) === (change.new === undefined)) continue
       entries.push({
@@ -184,15 +184,14 @@ export class HistoryService {
     if (entries.length === 0 || !this.enabled()) return
     const now = Math.floor(Date.now() / 1000)
     const shareable = client.dialect.name !== 'mysql'
+    lastWrite = null
     for (const part of chunks(entries, ENTRIES_PER_STATEMENT)) {
-      const rows = part.map((entry) => valuesOf(entry, now))
-      const first = rows[0]
-      const shared =
-        shareable && rows.length > 1
-          ? first.map((value, column) => rows.every((row) => row[column] === value))
-          : null
+      const first = valuesOf(part[0], now)
+      const shared = shareable && part.length > 1 ? sharedColumns(part, first, now) : null
       if (!shared || shared.every(Boolean)) {
-        await writeQuery(client, insertSql(HISTORY_TABLE, ENTRY_COLUMNS, rows.length), rows.flat())
+        const bindings: unknown[] = []
+        for (const entry of part) pushValues(bindings, entry, now, null)
+        await writeQuery(client, insertSql(HISTORY_TABLE, ENTRY_COLUMNS, part.length), bindings)
         continue
       }
       const bindings: unknown[] = []
@@ -204,11 +203,10 @@ export class HistoryService {
           bindings.push(first[column])
         } else select.push(`column${++varying}`)
       })
-      for (const row of rows)
-        for (let column = 0; column < row.length; column++)
-          if (!shared[column]) bindings.push(row[column])
-      await writeQuery(client, sharedInsertSql(select, varying, rows.length), bindings)
+      for (const entry of part) pushValues(bindings, entry, now, shared)
+      await writeQuery(client, sharedInsertSql(select, varying, part.length), bindings)
     }
+    lastWrite = null
   }
 
   // ---- reads ---------------------------------------------------------------
@@ -426,26 +424,89 @@ function parse(text: unknown) {
   }
 }
 
-/** An entry's values, in ENTRY_COLUMNS order. */
-function valuesOf(entry: HistoryEntry, now: number): unknown[] {
-  const { actor, writeId, operation, stamp } = entry.write
+/** A value as stored in old_value / new_value: JSON, undefined as null. */
+function toJson(value: unknown): string {
+  return value === null || value === undefined ? 'null' : JSON.stringify(value)
+}
+
+/** The values an entry takes from its write (ENTRY_COLUMNS 4 to 10 and 11, sstamp). */
+function writeValuesOf(write: HistoryWrite): unknown[] {
+  const { actor, writeId, operation, stamp } = write
   return [
-    entry.categoryId,
-    entry.rowId,
-    entry.field.id,
-    entry.field.type,
     writeId,
-    entry.action,
+    undefined, // action: the entry's
     operation.length > 64 ? operation.slice(0, 64) : operation,
     actor.user.id,
     actor.user.code,
     actor.onBehalf ? actor.principal.id : null,
     actor.onBehalf ? actor.principal.code : null,
     stamp,
-    now,
-    entry.oldJson ?? JSON.stringify(entry.old ?? null),
-    entry.newJson ?? JSON.stringify(entry.new ?? null),
   ]
+}
+
+/** An entry's values, in ENTRY_COLUMNS order. */
+function valuesOf(entry: HistoryEntry, now: number): unknown[] {
+  const values: unknown[] = []
+  pushValues(values, entry, now, null)
+  return values
+}
+
+/**
+ * Appends an entry's values in ENTRY_COLUMNS order to `out`, those whose column is `shared`
+ * left out; one array per write for the values the write gives (a bulk write's entries share it).
+ */
+let lastWrite: HistoryWrite | null = null
+let lastWriteValues: unknown[] = []
+function pushValues(out: unknown[], entry: HistoryEntry, now: number, shared: boolean[] | null) {
+  // Made again when the write changes (entries come write by write), never kept past a call.
+  if (entry.write !== lastWrite) {
+    lastWrite = entry.write
+    lastWriteValues = writeValuesOf(entry.write)
+  }
+  const fromWrite = lastWriteValues
+  const oldJson = entry.oldJson ?? toJson(entry.old)
+  const newJson = entry.newJson ?? toJson(entry.new)
+  if (!shared) {
+    out.push(entry.categoryId, entry.rowId, entry.field.id, entry.field.type, fromWrite[0])
+    out.push(entry.action, fromWrite[2], fromWrite[3], fromWrite[4], fromWrite[5], fromWrite[6])
+    out.push(fromWrite[7], now, oldJson, newJson)
+    return
+  }
+  if (!shared[0]) out.push(entry.categoryId)
+  if (!shared[1]) out.push(entry.rowId)
+  if (!shared[2]) out.push(entry.field.id)
+  if (!shared[3]) out.push(entry.field.type)
+  if (!shared[4]) out.push(fromWrite[0])
+  if (!shared[5]) out.push(entry.action)
+  for (let column = 6; column <= 11; column++) if (!shared[column]) out.push(fromWrite[column - 4])
+  if (!shared[12]) out.push(now)
+  if (!shared[13]) out.push(oldJson)
+  if (!shared[14]) out.push(newJson)
+}
+
+/**
+ * Which of ENTRY_COLUMNS hold the same value (`first`'s) in every entry of `part`: the columns
+ * given by the write are compared once per distinct write, not once per entry.
+ */
+function sharedColumns(part: HistoryEntry[], first: unknown[], now: number): boolean[] {
+  const shared = first.map(() => true)
+  let write = part[0].write
+  for (const entry of part) {
+    if (shared[0] && entry.categoryId !== first[0]) shared[0] = false
+    if (shared[1] && entry.rowId !== first[1]) shared[1] = false
+    if (shared[2] && entry.field.id !== first[2]) shared[2] = false
+    if (shared[3] && entry.field.type !== first[3]) shared[3] = false
+    if (shared[5] && entry.action !== first[5]) shared[5] = false
+    if (shared[13] && (entry.oldJson ?? toJson(entry.old)) !== first[13]) shared[13] = false
+    if (shared[14] && (entry.newJson ?? toJson(entry.new)) !== first[14]) shared[14] = false
+    if (entry.write !== write) {
+      write = entry.write
+      const values = valuesOf(entry, now)
+      for (const column of [4, 6, 7, 8, 9, 10, 11])
+        if (shared[column] && values[column] !== first[column]) shared[column] = false
+    }
+  }
+  return shared
 }
 
 /**

@@ -20,16 +20,52 @@ export function fieldChanges(
   before: Row | null,
   after: Row | null
 ): RowFieldChange[] {
-  const wanted = columns ? new Set(columns) : null
-  const fields = category.fields.filter(
-    (field: FieldDef) => field.column && (!wanted || wanted.has(field.column))
-  )
-  return fields.map((field) => ({
-    fieldId: field.id,
-    name: field.name,
-    old: before ? serializeCell(field, before).value : null,
-    new: after ? serializeCell(field, after).value : null,
-  }))
+  return changesOfFields(fieldsOfColumns(category, columns), before, after)
+}
+
+/** fieldChanges of fields already chosen (fieldsOfColumns), in their order. */
+export function changesOfFields(
+  fields: FieldDef[],
+  before: Row | null,
+  after: Row | null
+): RowFieldChange[] {
+  const changes: RowFieldChange[] = []
+  for (const field of fields)
+    changes.push({
+      fieldId: field.id,
+      name: field.name,
+      old: before ? serializeCell(field, before).value : null,
+      new: after ? serializeCell(field, after).value : null,
+    })
+  return changes
+}
+
+/**
+ * The fields (in the table's order) of stored columns among `columns` (null: all). The rows of
+ * a bulk write name the same columns: the list is kept per metadata object and column list.
+ */
+const fieldsByColumns = new WeakMap<CategoryMeta, Map<string, FieldDef[]>>()
+export function fieldsOfColumns(
+  category: CategoryMeta,
+  columns: Iterable<string> | null
+): FieldDef[] {
+  const list = columns ? [...columns] : null
+  const key = list ? list.join('\u0000') : '\u0001'
+  let cache = fieldsByColumns.get(category)
+  if (!cache) {
+    cache = new Map()
+    fieldsByColumns.set(category, cache)
+  }
+  let fields = cache.get(key)
+  if (!fields) {
+    const wanted = list ? new Set(list) : null
+    fields = category.fields.filter(
+      (field: FieldDef) => field.column && (!wanted || wanted.has(field.column))
+    )
+    if (cache.size >= 64) cache.clear()
+    cache.set(key, fields)
+  }
+  return fields
 }
 
 /** The parts of a `tables:rows_changed` event known before the write (its outbox check uses them). */
