@@ -42,6 +42,8 @@ function sqliteStatement(connection: any, sql: string) {
 async function run(connection: any, sql: string, bindings: unknown[]): Promise<any> {
   const values = bindings.map(bindable)
   if (!isMysql()) {
+    // A statement of this process's own writing (trxQuery, writeQuery, nativeTransaction).
+    if (connection !== sqliteReader?.connection) versionChecked = false
     const statement = sqliteStatement(connection, sql)
     return statement.reader ? statement.all(...values) : statement.run(...values)
   }
@@ -171,6 +173,39 @@ interface CachedStatement {
 
 let sqliteReader: SqliteReader | null = null
 
+/**
+ * Whether readCached has read the data_version in the current callback of the event loop (the
+ * I/O event, timer or immediate being handled, and the promise reactions and ticks that follow
+ * it) with no statement of this process run since. Reading it takes SQLite's shared-memory read
+ * lock and its release (two fcntl calls, about 2 µs of system time each on this machine):
+ * getUserInfo made two such reads per call, the session's and the books count's.
+ *
+ * Why once per callback is enough: every request served in a callback arrived (its bytes were
+ * read by Node) before that callback began, so a commit of another process that readCached does
+ * not see is one that came after the check, later than the request's arrival: the request is
+ * answered as of a moment between its arrival and its answer, as before. Commits of this process
+ * are seen at once: every statement it runs on SQLite goes through knex, whose 'query' event
+ * is emitted just before the statement runs (synchronously, better-sqlite3), or through `run`
+ * here; both clear the flag (markOwnStatement), so a request that writes and then reads its
+ * own write reads it.
+ */
+let versionChecked = false
+const versionCheckEnds = () => {
+  versionChecked = false
+}
+const markOwnStatement = () => {
+  versionChecked = false
+}
+const watchedClients = new WeakSet<object>()
+
+/** Clears versionChecked at every statement knex runs for `knex` (a Lucid connection's client). */
+function watchStatements(knex: any) {
+  const client = knex?.client
+  if (!client || watchedClients.has(client)) return
+  watchedClients.add(client)
+  client.on('query', markOwnStatement)
+}
+
 /** Read connections' page cache (KiB, negative for SQLite) and memory map (bytes). */
 const READER_CACHE_KIB = 64 * 1024
 const READER_MMAP_BYTES = 1024 * 1024 * 1024
@@ -179,12 +214,15 @@ function sqliteReaderFor(knex: any): SqliteReader {
   const current = sqliteReader
   if (current && current.client === knex) return current
   current?.connection.close()
+  watchStatements(knex)
+  watchStatements(db.connection().getWriteClient())
   const connection = new Database(knex.client.config.connection.filename)
   connection.pragma('busy_timeout = 5000')
   connection.pragma('foreign_keys = ON')
   connection.pragma(`cache_size = -${READER_CACHE_KIB}`)
   connection.pragma(`mmap_size = ${READER_MMAP_BYTES}`)
   connection.pragma('temp_store = MEMORY')
+  versionChecked = false
   sqliteReader = {
     client: knex,
     connection,
@@ -305,10 +343,16 @@ function revalidate(reader: SqliteReader) {
 export async function readCached(sql: string, bindings: unknown[] = []): Promise<Row[]> {
   if (isMysql()) return readQuery(sql, bindings)
   const reader = sqliteReaderFor(db.connection().getReadClient())
-  const version = reader.dataVersion.get() as number
-  if (version !== reader.version) {
-    revalidate(reader)
-    reader.version = version
+  if (!versionChecked) {
+    const version = reader.dataVersion.get() as number
+    if (version !== reader.version) {
+      revalidate(reader)
+      reader.version = version
+    }
+    versionChecked = true
+    // Ticks run once the promise reactions of the current callback are done: before any
+    // other I/O event, timer or immediate is handled.
+    process.nextTick(versionCheckEnds)
   }
   if (reader.size >= MAX_CACHED_RESULTS) {
     for (const entry of reader.results.values()) dropResults(reader, entry)

@@ -79,6 +79,20 @@ export function useApiAhead(on: boolean): boolean {
   return before
 }
 
+/**
+ * api.php requests read in the current I/O phase of the event loop, served together in one
+ * callback (setImmediate runs right after that phase): readCached (app/core/native_sql.ts) then
+ * reads SQLite's data_version once for all of them instead of once per request. Each request
+ * arrived before the callback began, so a result checked in it is no older than its arrival.
+ */
+let batch: [NodeHandler, IncomingMessage, ServerResponse][] = []
+
+function serveBatch() {
+  const served = batch
+  batch = []
+  for (const [handle, req, res] of served) handle(req, res)
+}
+
 function takesApi(req: IncomingMessage, url: string): boolean {
   if (apiAhead === null || !apiAheadOn || !API_METHODS.has(req.method ?? '')) return false
   const queryAt = url.indexOf('?')
@@ -95,7 +109,10 @@ export function createQuireServer(handler: NodeHandler) {
     if (req.url) {
       const url = collapseSlashes(req.url)
       req.url = url
-      if (takesApi(req, url)) return apiAhead!.handle(req, res)
+      if (takesApi(req, url)) {
+        if (batch.push([apiAhead!.handle, req, res]) === 1) setImmediate(serveBatch)
+        return
+      }
     }
     return handler(req, res)
   })

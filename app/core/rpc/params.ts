@@ -133,6 +133,8 @@ function onCut(req: IncomingMessage, fail: (error: unknown) => void) {
     if (!req.complete) cut()
   })
   req.on('error', cut)
+  // Served a moment after it arrived (node_server.ts serves api.php in batches): it may be over.
+  if (req.destroyed && !req.complete) cut()
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<string> {

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import Database from 'better-sqlite3'
-import { isMysql, readCached } from '#core/native_sql'
+import { isMysql, nativeTransaction, readCached, writeQuery } from '#core/native_sql'
 import { trackTables, untrackTables } from '#core/read_cache_epochs'
 import { onMysql } from '#tests/helpers/database'
 
@@ -96,10 +96,11 @@ test.group('native_sql readCached on tables with epochs', (group) => {
     assert.strictEqual(await readCached(CHILD_SQL, [1]), renamed)
   }).skip(onMysql(), 'SQLite only: MySQL does not cache')
 
-  test('a commit of another connection (another process) is seen by the next call', async ({
+  test('a commit of another connection (another process) is seen from the next event on', async ({
     assert,
   }) => {
-    assert.deepEqual(await readCached(CHILD_SQL, [2]), [{ id: 2, name: 'two', parent: 'p2' }])
+    const before = await readCached(CHILD_SQL, [2])
+    assert.deepEqual(before, [{ id: 2, name: 'two', parent: 'p2' }])
     const file = (db.connection().getWriteClient() as any).client.config.connection.filename
     const other = new Database(file)
     try {
@@ -108,9 +109,40 @@ test.group('native_sql readCached on tables with epochs', (group) => {
     } finally {
       other.close()
     }
+    // The data_version is read once per callback of the event loop: a commit of another
+    // process made after that read is seen from the next event (the request that could know
+    // of it arrives as one), not within the callback that read it.
+    assert.strictEqual(await readCached(CHILD_SQL, [2]), before)
+    await new Promise((resolve) => setImmediate(resolve))
     assert.deepEqual(await readCached(CHILD_SQL, [2]), [
       { id: 2, name: 'two by another', parent: 'p2' },
     ])
+  }).skip(onMysql(), 'SQLite only: MySQL does not cache')
+
+  test("this process's own writes are seen at once, within the callback that read before them", async ({
+    assert,
+  }) => {
+    const before = await readCached(CHILD_SQL, [1])
+    // Through knex (Lucid), outside and inside a transaction.
+    await db.from(CHILD).where('id', 1).update({ name: 'by knex' })
+    assert.deepEqual(await readCached(CHILD_SQL, [1]), [{ id: 1, name: 'by knex', parent: 'p1' }])
+    await db.transaction(async (trx) => {
+      await trx.from(PARENT).where('id', 1).update({ name: 'p1 in trx' })
+    })
+    assert.deepEqual(await readCached(CHILD_SQL, [1]), [
+      { id: 1, name: 'by knex', parent: 'p1 in trx' },
+    ])
+    // Through the driver-level statements of native_sql.
+    await writeQuery(db.connection(), `UPDATE ${CHILD} SET name = ? WHERE id = ?`, ['native', 1])
+    assert.deepEqual(await readCached(CHILD_SQL, [1]), [
+      { id: 1, name: 'native', parent: 'p1 in trx' },
+    ])
+    await nativeTransaction((trx) =>
+      writeQuery(trx, `UPDATE ${PARENT} SET name = ? WHERE id = ?`, ['p1 native trx', 1])
+    )
+    const after = await readCached(CHILD_SQL, [1])
+    assert.deepEqual(after, [{ id: 1, name: 'native', parent: 'p1 native trx' }])
+    assert.notStrictEqual(after, before)
   }).skip(onMysql(), 'SQLite only: MySQL does not cache')
 
   test('a write is seen once committed, not before; a cascade counts as a write', async ({
