@@ -102,22 +102,36 @@ export class ComputedFields {
       }
       targets.set(link.id, entry)
     }
+    // Per link, once per call: its target, the target's naming field and the caption's column.
+    const captions = links.map((link) => {
+      const target = targets.get(link.id)
+      return {
+        column: link.column!,
+        textColumn: linkTextColumn(link.column!),
+        rows: target?.rows,
+        primary: target ? primaryField(target.meta) : undefined,
+      }
+    })
+    const derived = linksChanged
+      ? category.fields.filter(
+          (field) => (field.type === 'lookup' || field.type === 'rollup') && field.column
+        )
+      : []
+    const formulas = this.hasFormulas(category)
     for (const state of states) {
-      for (const link of links) {
-        const target = targets.get(link.id)
-        const ids = parseIds(state[link.column!])
-        const primary = target ? primaryField(target.meta) : undefined
-        state[linkTextColumn(link.column!)] = ids.length
+      for (const { column, textColumn, rows, primary } of captions) {
+        const ids = parseIds(state[column])
+        state[textColumn] = ids.length
           ? ids
               .map((id) => {
-                const row = target?.rows.get(id)
+                const row = rows?.get(id)
                 return row && primary ? displayText(primary, row) : String(id)
               })
               .join(', ')
           : null
       }
-      for (const field of linksChanged ? category.fields : []) {
-        if ((field.type !== 'lookup' && field.type !== 'rollup') || !field.column) continue
+      for (const field of derived) {
+        if (!field.column) continue
         const link = links.find((candidate) => candidate.id === field.options.linkFieldId)
         const target = link ? targets.get(link.id) : undefined
         const targetField = target?.meta.fields.find(
@@ -138,7 +152,7 @@ export class ComputedFields {
           state[field.column] = rollup(field.options.rollup ?? 'count', rows, targetField)
         }
       }
-      this.computeFormulas(category, state)
+      if (formulas) this.computeFormulas(category, state)
     }
   }
 

@@ -191,7 +191,7 @@ export class HistoryService {
       if (!shared || shared.every(Boolean)) {
         const bindings: unknown[] = []
         for (const entry of part) pushValues(bindings, entry, now, null)
-        await writeQuery(client, insertSql(HISTORY_TABLE, ENTRY_COLUMNS, part.length), bindings)
+        await writeQuery(client, plainInsertSql(part.length), bindings)
         continue
       }
       const bindings: unknown[] = []
@@ -515,9 +515,35 @@ function sharedColumns(part: HistoryEntry[], first: unknown[], now: number): boo
  * column1, column2, ...). The rows are inserted in the order of the VALUES clause.
  */
 function sharedInsertSql(select: string[], varying: number, count: number) {
+  return memoized(`${select.join(',')}\u0000${count}`, () =>
+    makeSharedInsertSql(select, varying, count)
+  )
+}
+
+function makeSharedInsertSql(select: string[], varying: number, count: number) {
   const tuple = `(${Array.from({ length: varying }, () => '?').join(', ')})`
   return (
     `INSERT INTO ${quoteId(HISTORY_TABLE)} (${ENTRY_COLUMNS.map(quoteId).join(', ')}) ` +
     `SELECT ${select.join(', ')} FROM (VALUES ${Array.from({ length: count }, () => tuple).join(', ')})`
   )
+}
+
+/** The plain insert of `count` entries (every value bound per entry). */
+function plainInsertSql(count: number) {
+  return memoized(String(count), () => insertSql(HISTORY_TABLE, ENTRY_COLUMNS, count))
+}
+
+/**
+ * SQL texts made once (a 1,000-entry INSERT is ~40 KB: native_sql's prepared statement cache
+ * hashes and compares a new string of that length on every call, the same string object at once).
+ */
+const sqlTexts = new Map<string, string>()
+function memoized(key: string, make: () => string): string {
+  let text = sqlTexts.get(key)
+  if (text === undefined) {
+    text = make()
+    if (sqlTexts.size >= 100) sqlTexts.clear()
+    sqlTexts.set(key, text)
+  }
+  return text
 }

@@ -215,7 +215,9 @@ export class RowWriter {
       )
 
       const touched = states.map((entry) => Number(entry.state.id))
-      const changedFields = new Set(prepared.flatMap((row) => Object.keys(row.columns)))
+      const changedFields = new Set<string>()
+      for (const row of prepared)
+        for (const column of Object.keys(row.columns)) changedFields.add(column)
       await this.recompute.scheduleDependents(
         trx,
         category,
@@ -244,7 +246,7 @@ export class RowWriter {
         ...changeOf(scope, actor, options),
         created: inserted.map((entry) => Number(entry.state.id)),
         modified: states.filter((entry) => !entry.isNew).map((entry) => Number(entry.state.id)),
-        fieldIds: [...new Set(writes.flatMap((write) => Object.keys(write.values)))].map(Number),
+        fieldIds: [...keysOf(writes.map((write) => write.values))].map(Number),
         stamp,
       }
       await publishRowChanges(
@@ -295,7 +297,7 @@ export class RowWriter {
       const slice = rows.slice(start, start + perStatement)
       const result = await trxQuery(
         trx,
-        insertSql(table, columns, slice.length),
+        sqlText(table, columns, slice.length),
         bindingsOf(slice, columns)
       )
       // better-sqlite3 answers the last id of the statement, mysql2 the first.
@@ -314,7 +316,7 @@ export class RowWriter {
     const perStatement = Math.max(1, Math.floor(30_000 / columns.length))
     for (let start = 0; start < rows.length; start += perStatement) {
       const slice = rows.slice(start, start + perStatement)
-      await trxQuery(trx, insertSql(table, columns, slice.length), bindingsOf(slice, columns))
+      await trxQuery(trx, sqlText(table, columns, slice.length), bindingsOf(slice, columns))
     }
   }
 
@@ -508,4 +510,28 @@ export class RowWriter {
 function assignInto(target: Row, source: Row): Row {
   for (const key of Object.keys(source)) target[key] = source[key]
   return target
+}
+
+/** The distinct own keys of `objects`, in order of first appearance. */
+function keysOf(objects: Row[]): Set<string> {
+  const keys = new Set<string>()
+  for (const object of objects) for (const key of Object.keys(object)) keys.add(key)
+  return keys
+}
+
+/**
+ * insertSql's text, made once per table, columns and row count: a 1,000-row INSERT's text is
+ * tens of KB, and the prepared statement cache (native_sql) hashes and compares a new string
+ * of that length on every call, where the same string object is found at once.
+ */
+const insertTexts = new Map<string, string>()
+function sqlText(table: string, columns: string[], count: number): string {
+  const key = `${table}\u0000${columns.join('\u0000')}\u0000${count}`
+  let text = insertTexts.get(key)
+  if (text === undefined) {
+    text = insertSql(table, columns, count)
+    if (insertTexts.size >= 200) insertTexts.clear()
+    insertTexts.set(key, text)
+  }
+  return text
 }
