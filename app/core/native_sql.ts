@@ -329,6 +329,16 @@ function revalidate(reader: SqliteReader) {
 }
 
 /**
+ * readCached's key of a statement's bindings: their JSON text, or a lone text binding itself (the
+ * session's key digest) unless it begins as JSON text of an array would ('[').
+ */
+function bindingsKey(bindings: unknown[]): string {
+  const [only] = bindings
+  if (bindings.length === 1 && typeof only === 'string' && only.charCodeAt(0) !== 91) return only
+  return JSON.stringify(bindings)
+}
+
+/**
  * readQuery for the reads nearly every request repeats (its session and user,
  * the book it names, a category's head). On SQLite, a result is kept until a
  * commit — of any connection, this process's writer or another process — writes
@@ -363,7 +373,7 @@ export async function readCached(sql: string, bindings: unknown[] = []): Promise
     entry = { tables: trackedTablesOf(sql, reader.epochs), byBindings: new Map(), generation: 0 }
     reader.results.set(sql, entry)
   }
-  const key = JSON.stringify(bindings)
+  const key = bindingsKey(bindings)
   const cached = entry.byBindings.get(key)
   if (cached) return cached
   const generation = entry.generation
