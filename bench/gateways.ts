@@ -1,6 +1,6 @@
 /**
  * npm run bench:gateways — the gateways plugin's deliveries, measured over
- * HTTP against a real Quire server (production mode), every provider a local
+ * HTTP against a real Quire server (the compiled build), every provider a local
  * fake on 127.0.0.1.
  *
  * Targets (issue 19 item 11), on this machine:
@@ -31,7 +31,7 @@ import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import autocannon from 'autocannon'
 import { SMTPServer } from 'smtp-server'
-import { ROOT, ace, benchEnv, signIn, startQuire } from './lib/quire_process.js'
+import { ROOT, ace, benchEnv, buildCompiled, signIn, startQuire } from './lib/quire_process.js'
 import { startFakeFcm } from '../plugins/gateways/tests/helpers/push_fakes.js'
 import { bootSeedingApp } from './lib/seeding_app.js'
 
@@ -221,7 +221,8 @@ await seed()
 await app.terminate()
 
 // ---- measuring over HTTP -------------------------------------------------------
-const quire = await startQuire(env)
+// The production build, as `npm start` serves it (no TypeScript loader in the server).
+const quire = await startQuire(env, { compiled: buildCompiled() })
 try {
   const session = await signIn(quire.url, 'owner@bench.local', PASSWORD)
   const base = { o_u: session.o_u, u_c: session.o_u, sesskey: session.sesskey }
@@ -291,22 +292,28 @@ try {
     }
   }
   const totals = { on: { ok: 0, seconds: 0, p99: 0 }, off: { ok: 0, seconds: 0, p99: 0 } }
+  /** Seconds the copies of every copies-on slice took to reach the sink after it ended. */
+  const drains: number[] = []
   for (let slice = 0; slice < SLICES; slice++) {
-    // Alternating which goes first, so neither always meets the other's backlog.
+    // Alternating which goes first; and each copies-on slice's copies reach the sink before the
+    // next slice starts, so that no slice is measured against another's backlog.
     const order: ('on' | 'off')[] = slice % 2 === 0 ? ['on', 'off'] : ['off', 'on']
     for (const mode of order) {
       const result = await load(mode === 'on' ? 'copieson' : 'copiesoff')
       totals[mode].ok += result.ok
       totals[mode].seconds += result.seconds
       totals[mode].p99 = Math.max(totals[mode].p99, result.p99)
+      if (mode === 'on') {
+        const expected = totals.on.ok * COPY_MEMBERS
+        const started = performance.now()
+        while (mailsReceived < expected && performance.now() - started < 60_000) await sleep(20)
+        drains.push((performance.now() - started) / 1000)
+      }
     }
   }
   const rate = (mode: 'on' | 'off') => totals[mode].ok / totals[mode].seconds
   const copiesExpected = totals.on.ok * COPY_MEMBERS
-  const copiesStarted = performance.now()
-  while (mailsReceived < copiesExpected && performance.now() - copiesStarted < 60_000)
-    await sleep(100)
-  const copiesDrained = (performance.now() - copiesStarted) / 1000
+  const copiesDrained = Math.max(...drains)
 
   // 3. Inbound e-mail through the relay webhook, CONNECTIONS at a time.
   const recipient = `copiesoff.benchowner@${MAIL_DOMAIN}`
@@ -385,7 +392,7 @@ try {
   )
   console.log(
     `  copies sent to the local SMTP sink: ${mailsReceived.toLocaleString('en')} of ${copiesExpected.toLocaleString('en')}` +
-      ` (${copiesDrained.toFixed(1)} s after the load to drain)`
+      ` (at most ${copiesDrained.toFixed(1)} s after a copies-on slice to drain)`
   )
   console.log(`\ninbound e-mail over the relay webhook, ${CONNECTIONS} at a time:`)
   console.log(
