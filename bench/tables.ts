@@ -234,7 +234,12 @@ async function seed() {
 
   // ---- seeding (bulk inserts through the storage layer) -----------------------
   const bar = new cliProgress.SingleBar(
-    { format: 'seeding {table} [{bar}] {percentage}% | {value}/{total} rows | {duration}s' },
+    {
+      format: 'seeding {table} [{bar}] {percentage}% | {value}/{total} rows | {duration}s',
+      // Into a file or a pipe too (a long run's log), every 10 s.
+      noTTYOutput: true,
+      notTTYSchedule: 10_000,
+    },
     cliProgress.Presets.shades_classic
   )
   const BATCH = dialect === 'mysql' ? 2000 : 1000
