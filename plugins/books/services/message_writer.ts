@@ -92,12 +92,19 @@ export type MessageFields = Omit<
 /** A new message (without an event) waiting for its group-committed transaction. */
 interface PendingCreate {
   actor: Actor
-  book: BookRef
+  /**
+   * The book, resolved and checked before the send was submitted; or null, and `target` names
+   * it: the batch resolves and checks the books of all such sends in one statement.
+   */
+  book: BookRef | null
+  target?: { b_o: string; b_c: string }
   fields: MessageFields
 }
 
 interface CreatedMessage {
-  row: MessageRow
+  book: BookRef
+  /** Null when a message of the book already had the send's uuid. */
+  row: MessageRow | null
   sstamp: number
 }
 
@@ -259,7 +266,7 @@ export class MessageWriter {
    * and events. A send alone waits for nothing. A batch that fails is retried
    * send by send, so one bad send fails alone.
    */
-  private creates = new GroupCommit<PendingCreate, CreatedMessage | null>({
+  private creates = new GroupCommit<PendingCreate, CreatedMessage>({
     batchSize: CREATE_BATCH,
     commit: (batch) => this.insertBatch(batch),
   })
@@ -344,7 +351,24 @@ export class MessageWriter {
   }
 
   private async create(actor: Actor, input: SendInput, within?: WithinCreate): Promise<SendResult> {
-    const book = await this.targetBook(actor, input)
+    const msg = input.msg ?? ''
+    const hasContent =
+      msg.trim() !== '' ||
+      Boolean(input.body) ||
+      Boolean(input.bodyHtml) ||
+      (input.nbMedias ?? 0) > 0 ||
+      (input.nbDocs ?? 0) > 0
+    // A plain new message naming its book's owner: nothing below can fail before the book's
+    // check, so the book is resolved and checked with the other sends of its batch (one
+    // statement for the batch instead of one round trip per send on MariaDB), same answers.
+    const target =
+      !within &&
+      hasContent &&
+      !input.uuid?.trim() &&
+      (input.event === undefined || input.event === '')
+        ? this.namedTarget(actor, input)
+        : null
+    const book = target ? null : await this.targetBook(actor, input)
     const uuid = input.uuid?.trim() || randomUUID()
     if (!UUID.test(uuid)) {
       throw rpcError(
@@ -353,14 +377,20 @@ export class MessageWriter {
         { field: 'uuid' }
       )
     }
-    const msg = input.msg ?? ''
-    const hasContent =
-      msg.trim() !== '' ||
-      Boolean(input.body) ||
-      Boolean(input.bodyHtml) ||
-      (input.nbMedias ?? 0) > 0 ||
-      (input.nbDocs ?? 0) > 0
     if (!hasContent) throw rpcError('MISSING_PARAMETER', 'Missing parameter: msg')
+    if (!book) {
+      const created = await this.creates.submit({
+        actor,
+        book: null,
+        target: target!,
+        fields: this.newFields(actor, 0, uuid, input, msg, false),
+      })
+      if (created.row) {
+        return this.result(created.book, created.row, actor.user.code, null, true, created.sstamp)
+      }
+      // A uuid made here already taken: answered as below.
+      return this.taken(actor, created.book, uuid)
+    }
     const event = await this.events.parse(input.event, book)
 
     // A uuid chosen by the client may be a resend; one made here is new.
@@ -370,26 +400,7 @@ export class MessageWriter {
     }
 
     const creator = actor.user
-    const fields: MessageFields = {
-      book_id: book.id,
-      uuid,
-      creator_id: creator.id,
-      pid: input.pid ?? 0,
-      msg,
-      msg_body: input.body ?? null,
-      msg_body_html: input.bodyHtml ?? null,
-      msg_type: input.msgType || 'm',
-      msg_method: input.msgMethod ?? '',
-      msg_color: input.msgColor ?? '',
-      nb_comments: 0,
-      last_comment_id: 0,
-      nb_medias: input.nbMedias ?? 0,
-      nb_email_cids: input.nbEmailCids ?? 0,
-      nb_docs: input.nbDocs ?? 0,
-      medias: null,
-      has_event: Boolean(event),
-      del: false,
-    }
+    const fields = this.newFields(actor, book.id, uuid, input, msg, Boolean(event))
     try {
       if (event || within) {
         const row = await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
@@ -407,11 +418,55 @@ export class MessageWriter {
         return this.result(book, row, creator.code, event ?? null, true)
       }
       const created = await this.creates.submit({ actor, book, fields })
-      if (created) return this.result(book, created.row, creator.code, null, true, created.sstamp)
+      if (created.row) {
+        return this.result(book, created.row, creator.code, null, true, created.sstamp)
+      }
     } catch (error) {
       if (!isUniqueViolation(error)) throw error
     }
-    // The same uuid sent twice at once: the second insert loses, and answers the first.
+    return this.taken(actor, book, uuid)
+  }
+
+  /** The book a send names with its owner (b_o, or the session's book owner), else null. */
+  private namedTarget(actor: Actor, input: SendInput): { b_o: string; b_c: string } | null {
+    const restrictions = actor.restrictions
+    const code = input.b_c?.trim() || restrictions.carnet_code || firstWord(input.msg)
+    const owner = input.b_o?.trim() || restrictions.carnet_owner || ''
+    return code && owner ? { b_o: owner, b_c: code } : null
+  }
+
+  private newFields(
+    actor: Actor,
+    bookId: number,
+    uuid: string,
+    input: SendInput,
+    msg: string,
+    hasEvent: boolean
+  ): MessageFields {
+    return {
+      book_id: bookId,
+      uuid,
+      creator_id: actor.user.id,
+      pid: input.pid ?? 0,
+      msg,
+      msg_body: input.body ?? null,
+      msg_body_html: input.bodyHtml ?? null,
+      msg_type: input.msgType || 'm',
+      msg_method: input.msgMethod ?? '',
+      msg_color: input.msgColor ?? '',
+      nb_comments: 0,
+      last_comment_id: 0,
+      nb_medias: input.nbMedias ?? 0,
+      nb_email_cids: input.nbEmailCids ?? 0,
+      nb_docs: input.nbDocs ?? 0,
+      medias: null,
+      has_event: hasEvent,
+      del: false,
+    }
+  }
+
+  /** The same uuid sent twice at once: the second insert loses, and answers the first. */
+  private async taken(actor: Actor, book: BookRef, uuid: string): Promise<SendResult> {
     const winner = await this.byUuid(book.id, uuid)
     if (winner) return this.resend(actor, book, winner)
     throw rpcError('CONFLICT', 'Another message of this book already has this uuid', {
@@ -426,34 +481,57 @@ export class MessageWriter {
    * failed: both databases roll back the statement, not the transaction).
    * Any other failure throws, and GroupCommit retries each job alone.
    */
-  private async insertBatch(batch: PendingCreate[]): Promise<Settled<CreatedMessage | null>[]> {
-    const inserted = new Map<PendingCreate, MessageRow | null>()
-    await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
-      inserted.clear() // a retried transaction starts over
-      const rows = await insertMessages(
-        trx,
-        stamp,
-        batch.map((job) => job.fields)
-      )
-      for (const [index, job] of batch.entries()) {
-        const row = rows[index]
-        inserted.set(job, row)
-        if (!row) continue
-        await this.stage(trx, afterCommit, 'created', job.actor, job.book, row, stamp)
-        afterCommit(() => this.afterCreate(job.actor, job.book, row, null))
-      }
+  private async insertBatch(batch: PendingCreate[]): Promise<Settled<CreatedMessage>[]> {
+    // The books of the sends that name theirs, resolved and checked together (see create).
+    const refused = new Map<PendingCreate, unknown>()
+    const books = new Map<PendingCreate, BookRef>()
+    const unresolved = batch.filter((job) => !job.book)
+    const resolved = unresolved.length
+      ? await this.access.resolveManyFor(
+          unresolved.map((job) => ({ actor: job.actor, ...job.target!, need: 'write' as const }))
+        )
+      : []
+    unresolved.forEach((job, index) => {
+      const outcome = resolved[index]
+      if (outcome instanceof Error) refused.set(job, outcome)
+      else books.set(job, outcome)
     })
-    let sstamp: number
+    for (const job of batch) if (job.book) books.set(job, job.book)
+    const writing = batch.filter((job) => !refused.has(job))
+    const inserted = new Map<PendingCreate, MessageRow | null>()
+    if (writing.length) {
+      await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
+        inserted.clear() // a retried transaction starts over
+        const rows = await insertMessages(
+          trx,
+          stamp,
+          writing.map((job) => ({ ...job.fields, book_id: books.get(job)!.id }))
+        )
+        for (const [index, job] of writing.entries()) {
+          const row = rows[index]
+          const book = books.get(job)!
+          inserted.set(job, row)
+          if (!row) continue
+          await this.stage(trx, afterCommit, 'created', job.actor, book, row, stamp)
+          afterCommit(() => this.afterCreate(job.actor, book, row, null))
+        }
+      })
+    }
+    let sstamp = 0
     try {
-      sstamp = await this.stamps.watermark()
+      if (writing.length) sstamp = await this.stamps.watermark()
     } catch (error) {
       // The batch has committed: each send fails, none is written again.
-      return batch.map(() => ({ ok: false as const, error }))
+      return batch.map((job) => ({ ok: false as const, error: refused.get(job) ?? error }))
     }
-    return batch.map((job) => {
-      const row = inserted.get(job)!
-      return { ok: true as const, value: row ? { row, sstamp } : null }
-    })
+    return batch.map((job) =>
+      refused.has(job)
+        ? { ok: false as const, error: refused.get(job) }
+        : {
+            ok: true as const,
+            value: { book: books.get(job)!, row: inserted.get(job) ?? null, sstamp },
+          }
+    )
   }
 
   /** Shared: counters and the message_created event of a new (or copied) message. */
