@@ -349,6 +349,8 @@ try {
     msg: 'a message sent under load',
   }).toString()
   let nok = 0
+  // Server CPU per stored message: what a loaded, shared machine changes least (a rate swings).
+  const cpuBefore = quire.cpuMs()
   const load = await autocannon({
     url: `${quire.url}/live/api.php`,
     method: 'POST',
@@ -362,6 +364,7 @@ try {
       })
     },
   })
+  const sendCpuMs = quire.cpuMs() - cpuBefore
   const after = await countMessages()
   const stored = after - before
   const perSecond = stored / DURATION
@@ -392,7 +395,8 @@ try {
   console.log(
     `\n  sendMsg at ${CONNECTIONS} connections for ${DURATION} s: ${Math.round(perSecond).toLocaleString('en')} messages/s stored ` +
       `(${stored.toLocaleString('en')} messages; latency p50 ${load.latency.p50} ms, p99 ${load.latency.p99} ms; ` +
-      `${nok} nok answers, ${load.errors} errors, ${load.non2xx} non-2xx)`
+      `${nok} nok answers, ${load.errors} errors, ${load.non2xx} non-2xx; ` +
+      `server CPU ${(sendCpuMs / Math.max(1, stored)).toFixed(3)} ms a message)`
   )
   console.log(
     `  getUserInfo at ${CONNECTIONS} connections (a member of ${BOOKS} books: nbBooks counted each call): ${Math.round(userInfo.requests.average).toLocaleString('en')} requests/s`
