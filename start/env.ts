@@ -209,6 +209,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   GATEWAYS_SMTP_PASSWORD: Env.schema.string.optional(),
   GATEWAYS_MAIL_FROM: Env.schema.string.optional(),
   GATEWAYS_SMTP_TIMEOUT_MS: Env.schema.number.optional(),
+  GATEWAYS_SMTP_CONNECTIONS: Env.schema.number.optional(),
   /** E-mail in (plugins/gateways/README.md): the domain of book addresses (<b_c>.<b_o>@MAIL_DOMAIN). */
   MAIL_DOMAIN: Env.schema.string.optional(),
   /** The inbound SMTP listener (unset port: off), the webhook's bearer token, size and rate limits. */

@@ -91,6 +91,11 @@ const gatewaysConfig = {
     from: env.get('GATEWAYS_MAIL_FROM')?.trim() || undefined,
     /** Connection, greeting and each command's time limit (ms). */
     timeoutMs: env.get('GATEWAYS_SMTP_TIMEOUT_MS', 20_000),
+    /**
+     * SMTP connections kept open to the relay, each carrying mail after mail: a connection per
+     * mail (connect, greeting, EHLO, and QUIT every time) made sending, not the relay, the limit.
+     */
+    connections: env.get('GATEWAYS_SMTP_CONNECTIONS', 5),
   },
   /** E-mail in: book addresses, the SMTP listener, the relay webhook (README.md, "E-mail in"). */
   mailIn: {
