@@ -134,7 +134,9 @@ const clientOff = apiClient(serverOff.url, session, Math.max(16, ...WRITERS))
 const clientBefore = serverBefore
   ? apiClient(serverBefore.url, session, Math.max(16, ...WRITERS))
   : null
-const api = clientOn.call
+/** The server `api` calls: history on, or BENCH_BEFORE_SERVER's while timeit measures it. */
+let apiCall = clientOn.call
+const api = (...args: Parameters<typeof clientOn.call>) => apiCall(...args)
 const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]
 type Mode = 'on' | 'off' | 'before'
 /** Each server with its client: `on` records cell history, `off` does not, `before` is BEFORE's. */
@@ -553,16 +555,26 @@ async function timeit(
   runs: number,
   work: (i: number) => Promise<unknown>
 ) {
+  // With BENCH_BEFORE_SERVER, its server is measured too, call for call in alternating order.
+  const sides = modes.before ? [clientOn.call, modes.before.call] : [clientOn.call]
   // Warm up: a freshly started server's first calls run before V8 has optimized the path (the
   // first page's p50 over 50 calls after 3 warm-ups was ~3.2 ms at 1M rows; warm, ~1.5 ms).
-  for (let i = 0; i < Math.min(20, runs); i++) await work(i)
-  const times: number[] = []
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now()
-    await work(i)
-    times.push(performance.now() - t0)
+  for (const side of sides) {
+    apiCall = side
+    for (let i = 0; i < Math.min(20, runs); i++) await work(i)
   }
-  report(label, target, times)
+  const times = sides.map(() => [] as number[])
+  for (let i = 0; i < runs; i++)
+    for (let j = 0; j < sides.length; j++) {
+      const side = (i + j) % sides.length
+      apiCall = sides[side]
+      const t0 = performance.now()
+      await work(i)
+      times[side].push(performance.now() - t0)
+    }
+  apiCall = clientOn.call
+  report(label, target, times[0])
+  if (times[1]) report(`${label} [BENCH_BEFORE_SERVER]`, '-', times[1])
 }
 /** Each timed measure's p50 (ms), for BENCH_FIGURES_JSON. */
 const medians: Record<string, number> = {}
