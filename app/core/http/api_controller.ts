@@ -13,6 +13,7 @@ import {
   type ParsedRequest,
 } from '#core/rpc/params'
 import { Dispatcher } from '#core/rpc/dispatcher'
+import { answerJson } from '#core/rpc/answer_json'
 import { startUploadSweeper } from '#core/rpc/upload_temp'
 import { serveApiAhead } from '#core/http/node_server'
 import quireConfig from '#config/quire'
@@ -80,7 +81,7 @@ export default class ApiController {
       })
     }
     try {
-      return JSON.stringify(body)
+      return answerJson(body)
     } catch (error) {
       return JSON.stringify(this.dispatcher.failure(operationName(query), error))
     }

@@ -77,16 +77,18 @@ export function serializeUserPrefs(user: User) {
 /**
  * The user's own part of userInfo, per model and sstamp: every change to a
  * user bumps its sstamp (getUserInfo's delta rule depends on it), and models
- * are reused between requests while their row is unchanged.
+ * are reused between requests while their row is unchanged. Its objects are
+ * answered again and again, so they are frozen: api.php then writes their JSON
+ * text once (app/core/rpc/answer_json.ts).
  */
 const ownParts = new WeakMap<User, { sstamp: number; part: ReturnType<typeof ownPart> }>()
 
 function ownPart(user: User) {
   return {
     u_c: user.code,
-    userPrefs: serializeUserPrefs(user),
-    rights: { ...DEFAULT_RIGHTS, admin: user.isAdmin, ...user.rights },
-    colors: { ...DEFAULT_COLORS, ...user.colors },
+    userPrefs: Object.freeze(serializeUserPrefs(user)),
+    rights: Object.freeze({ ...DEFAULT_RIGHTS, admin: user.isAdmin, ...user.rights }),
+    colors: Object.freeze({ ...DEFAULT_COLORS, ...user.colors }),
     projectID: Number(user.projectId),
   }
 }

@@ -1,0 +1,83 @@
+import { test } from '@japa/runner'
+import { DateTime } from 'luxon'
+import { answerJson } from '#core/rpc/answer_json'
+
+/** answerJson (app/core/rpc/answer_json.ts) must write exactly what JSON.stringify writes. */
+const same = (assert: any, value: unknown) =>
+  assert.strictEqual(answerJson(value), JSON.stringify(value))
+
+test.group('answerJson: the text of JSON.stringify, frozen parts written once', () => {
+  test('an envelope with nested objects, arrays and every kind of value', ({ assert }) => {
+    const prefs = Object.freeze({
+      'lang': 'en',
+      'slashd': false,
+      'nbCol': 0,
+      'quote"d': 'é\u2028\ud800',
+    })
+    const answer = {
+      status: 'ok',
+      req: 'getUserInfo',
+      sstamp: 17957218844284,
+      userInfo: {
+        'firstTime': false,
+        'nbBooks': 3,
+        'userPrefs': prefs,
+        'rights': Object.freeze({ admin: false, nested: { deep: [1, 2, { x: null }] } }),
+        'missing': undefined,
+        'fn': () => 1,
+        'symbol': Symbol('s'),
+        'notANumber': Number.NaN,
+        'infinite': Number.POSITIVE_INFINITY,
+        'negativeZero': -0,
+        'list': [undefined, () => 1, { a: 1 }],
+        '10': 'integer-like key first',
+        'empty': {},
+        'nullPrototype': Object.assign(Object.create(null), { a: 1 }),
+        'map': new Map([[1, 2]]),
+        'deeper': { level: { three: { four: 'x' } } },
+      },
+      when: new Date(0),
+      at: DateTime.fromMillis(0, { zone: 'utc' }),
+      withKey: { toJSON: (key: string) => `called with ${key}` },
+      gone: { toJSON: () => undefined },
+      __proto__x: 1,
+    }
+    same(assert, answer)
+    same(assert, answer) // a second time, frozen parts from the kept text
+    same(assert, {})
+    same(assert, { a: undefined })
+    same(assert, { toJSON: () => ({ replaced: true }) })
+  })
+
+  test('a frozen object holding a mutable one is written anew each time', ({ assert }) => {
+    const inner = { count: 1 }
+    const part = Object.freeze({ inner })
+    const answer = { status: 'ok', userInfo: { part } }
+    assert.strictEqual(
+      answerJson(answer),
+      '{"status":"ok","userInfo":{"part":{"inner":{"count":1}}}}'
+    )
+    inner.count = 2
+    assert.strictEqual(
+      answerJson(answer),
+      '{"status":"ok","userInfo":{"part":{"inner":{"count":2}}}}'
+    )
+
+    // A frozen object with a getter: its value may change, so it is not kept either.
+    let calls = 0
+    const withGetter = Object.freeze({
+      get value() {
+        return ++calls
+      },
+    })
+    assert.strictEqual(answerJson({ a: withGetter }), '{"a":{"value":1}}')
+    assert.strictEqual(answerJson({ a: withGetter }), '{"a":{"value":2}}')
+  })
+
+  test('throws where JSON.stringify throws', ({ assert }) => {
+    const cycle: Record<string, unknown> = { a: 1 }
+    cycle.self = cycle
+    assert.throws(() => answerJson({ status: 'ok', userInfo: { cycle } }))
+    assert.throws(() => answerJson({ status: 'ok', big: 10n }))
+  })
+})
