@@ -90,7 +90,14 @@ let batch: [NodeHandler, IncomingMessage, ServerResponse][] = []
 function serveBatch() {
   const served = batch
   batch = []
-  for (const [handle, req, res] of served) handle(req, res)
+  for (const [handle, req, res] of served) {
+    // A handler that threw at once must not leave the rest of the batch unanswered.
+    try {
+      handle(req, res)
+    } catch (error) {
+      res.destroy(error as Error)
+    }
+  }
 }
 
 function takesApi(req: IncomingMessage, url: string): boolean {
