@@ -43,8 +43,14 @@ const q = (identifier: string) => `\`${identifier.replace(/`/g, '``')}\``
 const READY = 'quire text index'
 const BUILDING = 'quire text index (building)'
 
-/** The grams used to narrow one pattern: the rarest, at most this many. */
-const NARROWING_GRAMS = 3
+/**
+ * The grams used to narrow one pattern: the rarest, at most this many. The rarest drives (its
+ * rows are read); each further gram is a primary-key check on the rows that passed the ones
+ * before, so it costs little and cuts the candidates: at 10M rows, 'alpha delta 7932' had more
+ * than 1,000 rows holding its 3 rarest grams (a scan of the table then), 38 holding its 6
+ * rarest; other searches of a name went from ~300 candidates to 1-7.
+ */
+const NARROWING_GRAMS = 6
 /** At most this many of a long pattern's grams are counted by a probe. */
 const PROBED_GRAMS = 12
 /**
@@ -277,7 +283,7 @@ export async function rankGrams(name: string, text: string) {
  * The grams that narrow `text` in the index `name` to at most `maxCandidates` rows, rarest
  * first, or null when the pattern's rows are many (the scan answers). The grams are ranked by
  * InnoDB's estimates (rankGrams); when the rarest has at most SECOND_PROBE_MAX rows (or
- * maxCandidates, or a PROBE_SHARE-th of the table, if more), the rows holding the rarest three
+ * maxCandidates, or a PROBE_SHARE-th of the table, if more), the rows holding the rarest six
  * are counted, LIMIT-ed: at most maxCandidates, they answer.
  */
 export async function probeGrams(
