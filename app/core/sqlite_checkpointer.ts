@@ -118,7 +118,6 @@ export function attachCheckpointer(connection: any) {
       journalSizeLimit: JOURNAL_SIZE_LIMIT,
     },
   })
-  worker.unref()
   const checkpointer: Checkpointer = { worker, waiting: new Map(), next: 1 }
   worker.on('message', (message) => {
     if (message?.type !== 'checkpointed') return
@@ -130,6 +129,9 @@ export function attachCheckpointer(connection: any) {
     for (const resolve of checkpointer.waiting.values()) resolve(null)
     checkpointer.waiting.clear()
   })
+  // After the listeners: a Worker's first 'message' listener refs its port again, and a ref'd
+  // port keeps the process alive once everything else has closed (seen in a stuck shutdown).
+  worker.unref()
   checkpointers.set(connection, checkpointer)
   const close = connection.close.bind(connection)
   connection.close = () => {

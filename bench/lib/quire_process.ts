@@ -52,7 +52,7 @@ export function benchEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
     ...process.env,
     NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     DATA_DIR: process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'quire-bench-')),
     ...extra,
   }
@@ -112,8 +112,12 @@ export async function startQuire(
   )
   running.add(child)
   child.once('exit', () => running.delete(child))
-  // BENCH_SERVER_LOGS=1: the server's log (stdout) on this process's stderr, to see its errors.
+  // BENCH_SERVER_LOGS=1: the server's log (stdout) on this process's stderr, to see its errors
+  // (BENCH_LOG_LEVEL=info for more than warnings).
+  // Otherwise read and dropped: a pipe nobody reads fills up (64 KiB), and the server's log
+  // writes then wait for a reader that never comes.
   if (env.BENCH_SERVER_LOGS === '1') child.stdout?.pipe(process.stderr)
+  else child.stdout?.resume()
   const url = `http://127.0.0.1:${port}`
   const stop = () =>
     new Promise<void>((resolve) => {
