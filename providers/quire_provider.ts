@@ -75,11 +75,11 @@ export default class QuireProvider {
   async shutdown() {
     if (this.auditPrune) clearInterval(this.auditPrune)
     this.outbox?.stopSweeper()
-    if (this.sender) {
-      // Claims nothing more and waits for the sends handed over; then the sender may go.
-      await this.outbox?.pump.stop(8_000)
-      await this.sender.stop()
-    }
+    // Claims nothing more and waits for the sends in flight (here, or handed over to the sender,
+    // which may go then). A pump left running went on claiming and writing attempts after the
+    // providers' shutdown, and the database's close waited for it: the process never exited.
+    await this.outbox?.pump.stop(8_000)
+    await this.sender?.stop()
     await this.instances?.stop()
     await this.stamps?.close()
   }

@@ -1,9 +1,16 @@
 import { test } from '@japa/runner'
 import { rmSync } from 'node:fs'
-import { request as httpRequest, type IncomingMessage } from 'node:http'
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { randomUUID } from 'node:crypto'
 import { onMysql, hasRedis } from '#tests/helpers/database'
 import { ace, signIn, startQuire } from '../../../bench/lib/quire_process.js'
+import { apiClient } from '../../../bench/lib/api_client.js'
 import { connect } from '../socket/socket_client.js'
 import { childEnv } from '#tests/helpers/child_env'
 
@@ -133,6 +140,91 @@ test.group('graceful shutdown (SIGTERM)', () => {
     assert.isBelow(Date.now() - signalledAt, EXIT_BOUND_MS)
     // A new connection is refused once the process is gone.
     await assert.rejects(() => fetch(`${server.url}/health`))
+  })
+    .timeout(240_000)
+    .tags([onMysql() && hasRedis() ? 'mysql-redis' : onMysql() ? 'mysql' : 'sqlite'])
+
+  test('a server that has sent webhooks (one receiver answering, one hanging) exits 0', async ({
+    assert,
+    cleanup,
+  }) => {
+    // Receivers on loopback: one answers 200, the other never answers (the delivery times out
+    // and waits for its retry while the server stops).
+    let received = 0
+    const held: ServerResponse[] = []
+    const receivers = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        if (request.url === '/hang') return held.push(response)
+        received++
+        response.end('ok')
+      })
+    })
+    await new Promise<void>((resolve) => receivers.listen(0, '127.0.0.1', resolve))
+    cleanup(() => {
+      for (const response of held) response.destroy()
+      receivers.close()
+    })
+    const receiverUrl = `http://127.0.0.1:${(receivers.address() as AddressInfo).port}`
+    // The embedded defaults on either suite: with the suite's database and Redis, this process's
+    // own queue worker would take the child's deliveries (and could not decrypt their secrets).
+    const env = childEnv(
+      {
+        QUEUE_SHUTDOWN_TIMEOUT: String(GRACE_MS),
+        WEBHOOKS_ALLOWED_RANGES: '127.0.0.0/8',
+        WEBHOOKS_TIMEOUT_MS: '500',
+      },
+      { embedded: true }
+    )
+    cleanup(() => rmSync(env.DATA_DIR!, { recursive: true, force: true }))
+    ace(env, 'migration:run', '--force')
+    const code = `hook${Date.now().toString(36)}`
+    ace(env, 'user:create', code, `${code}@example.test`, 'shutdown-password')
+    const server = await startQuire(env)
+    cleanup(() => server.stop())
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      server.child.once('exit', (exitCode, signal) => resolve({ code: exitCode, signal }))
+    )
+    const session = await signIn(server.url, `${code}@example.test`, 'shutdown-password')
+    const client = apiClient(server.url, session, 4)
+    cleanup(() => client.close())
+    const api = client.call
+    await api('createBook', { b_c: 'hooks' })
+    const { catId } = await api('createTable', {
+      b_o: code,
+      b_c: 'hooks',
+      name: 'Hooked',
+      fields: [{ name: 'Qty', type: 'integer' }],
+    })
+    const tables = await api('getBookTables', { b_o: code, b_c: 'hooks', includeFields: 'true' })
+    const fieldId = tables.bookTables.categories.find((category: any) => category.id === catId)
+      .fields[0].id
+    const written = await api('createOrUpdateTableRows', {
+      b_o: code,
+      catId,
+      rows: { tmpa: { [fieldId]: 0 }, tmpb: { [fieldId]: 0 } },
+    })
+    for (const url of [`${receiverUrl}/ok`, `${receiverUrl}/hang`])
+      await api('createWebhook', { b_o: code, catId, url, events: 'row.updated' })
+    for (let value = 1; value <= 5; value++)
+      for (const row of written.newRows)
+        await api('updateTableValue', {
+          rowId: String(row.id),
+          fieldId,
+          value: String(value),
+          bypassUrlTrigger: 'false',
+        })
+    const deadline = Date.now() + 30_000
+    while ((received < 10 || held.length === 0) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.equal(received, 10)
+    assert.isAbove(held.length, 0)
+
+    const signalledAt = Date.now()
+    server.child.kill('SIGTERM')
+    const exit = await within(exited, EXIT_BOUND_MS, 'process exit')
+    assert.deepEqual(exit, { code: 0, signal: null })
+    assert.isBelow(Date.now() - signalledAt, EXIT_BOUND_MS)
   })
     .timeout(240_000)
     .tags([onMysql() && hasRedis() ? 'mysql-redis' : onMysql() ? 'mysql' : 'sqlite'])
