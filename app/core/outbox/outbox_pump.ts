@@ -252,31 +252,19 @@ export class OutboxPump {
     let candidates: DeliveryRow[] = []
     let more = false
     if (only) {
-      // One range of the (state, recipient, next_attempt_at) index per recipient, at most its
-      // room, in one statement.
-      const rooms = new Map<string, number>()
-      let left = limit
+      // One range of the (state, recipient, next_attempt_at) index per recipient, at most its room.
       for (const recipient of only) {
-        const room = Math.min(left, this.host.slots.roomFor(recipient))
+        const room = Math.min(limit - candidates.length, this.host.slots.roomFor(recipient))
         if (room <= 0) continue
-        rooms.set(recipient, room)
-        left -= room
+        const theirs = (await readQuery(
+          `SELECT d.* FROM ${DELIVERIES} d WHERE d.state = 'pending' AND d.recipient = ?` +
+            ` AND d.next_attempt_at <= ? AND ${inChannels} AND ${firstOfItsKey}` +
+            ` ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+          [recipient, now, ...channels, room]
+        )) as DeliveryRow[]
+        if (theirs.length === room) more = true
+        candidates.push(...theirs)
       }
-      if (rooms.size === 0) return { rows: [], more: false, limited: false }
-      const ranges: string[] = []
-      const bindings: unknown[] = []
-      for (const [recipient, room] of rooms) {
-        ranges.push(
-          `SELECT * FROM (SELECT d.* FROM ${DELIVERIES} d WHERE d.state = 'pending'` +
-            ` AND d.recipient = ? AND d.next_attempt_at <= ? AND ${inChannels} AND ${firstOfItsKey}` +
-            ` ORDER BY d.next_attempt_at, d.id LIMIT ?) r${ranges.length}`
-        )
-        bindings.push(recipient, now, ...channels, room)
-      }
-      candidates = (await readQuery(ranges.join(' UNION ALL '), bindings)) as DeliveryRow[]
-      const found = new Map<string, number>()
-      for (const row of candidates) found.set(row.recipient, (found.get(row.recipient) ?? 0) + 1)
-      more = [...rooms].some(([recipient, room]) => found.get(recipient) === room)
     } else {
       const due = `(d.state = 'pending' AND d.next_attempt_at <= ?)`
       const lapsed = `(d.state = 'sending' AND d.lease_until < ?)`
