@@ -105,16 +105,6 @@ export class OutboxPump {
   private reclaim = false
   /** A claim left due rows for want of room: a send that ends should look again. */
   private starved = false
-  /**
-   * A kick was let go because its recipients had no room (lookAt): a send that ends looks again.
-   * Apart from `starved`, which each claim sets anew: a kick let go while a claim runs may come
-   * after that claim's read, and its rows must not wait for the sweeper.
-   */
-  private skipped = false
-  /** A wake that may concern any recipient (another process's kick, a due retry, the sweeper) waits for a claim. */
-  private broad = false
-  /** Recipients the next claim looks at (lookAt, roomOpened), when no wake wants them all. */
-  private opened = new Set<string>()
   private ended: Ended[] = []
   private flushTimer: NodeJS.Timeout | null = null
   private flushing: Promise<void> = Promise.resolve()
@@ -127,40 +117,12 @@ export class OutboxPump {
   /**
    * Claims and starts what is due. `openUntil`: a kick's window (a commit
    * in another process before that time may not be visible to a claim made
-   * earlier); `reclaim`: also take back deliveries whose claim lapsed;
-   * `recipients`: whom the kick's deliveries are for, when a write in this
-   * process knows.
+   * earlier); `reclaim`: also take back deliveries whose claim lapsed.
    */
-  wake(openUntil = 0, reclaim = false, recipients?: readonly string[]) {
+  wake(openUntil = 0, reclaim = false) {
     if (this.stopped) return
-    if (recipients?.length && openUntil === 0 && !reclaim) return this.lookAt(recipients)
     this.openUntil = Math.max(this.openUntil, openUntil)
     if (reclaim) this.reclaim = true
-    this.broad = true
-    this.run()
-  }
-
-  /**
-   * Deliveries to these recipients may be due (a write in this process staged
-   * them, an earlier one of their order key ended): a claim of theirs, now, for
-   * those with room. The others' rows wait for one of their sends to end, which
-   * looks again; claiming them now, or claiming every recipient's, would only
-   * read every row waiting for room, at each write while deliveries lag behind
-   * the writes, when the process is busiest.
-   */
-  private lookAt(recipients: Iterable<string>) {
-    let any = false
-    for (const recipient of recipients) {
-      if (this.host.slots.roomFor(recipient) > 0) {
-        this.opened.add(recipient)
-        any = true
-      } else this.skipped = true
-    }
-    if (any) this.run()
-  }
-
-  /** Runs the claiming loop, or has the running one go round again. */
-  private run() {
     if (this.running) {
       this.again = true
       return
@@ -172,22 +134,20 @@ export class OutboxPump {
       )
       .finally(() => {
         this.running = false
-        if (this.again) this.run()
+        if (this.again) this.wake()
       })
   }
 
   /**
-   * A send to `recipient` ended while rows waited for room: one claim for the
-   * sends that end within STARVED_CLAIM_MS, not one each, and for their
-   * recipients only (a claim of every recipient reads every row waiting for
-   * the ones still without room).
+   * After sends end while rows wait for room: one claim for the sends that end
+   * within STARVED_CLAIM_MS, not one each (a claim that finds only recipients
+   * without room reads every row they have waiting).
    */
-  private roomOpened(recipient: string) {
-    this.opened.add(recipient)
+  private wakeSoon() {
     if (this.wakeTimer) return
     this.wakeTimer = setTimeout(() => {
       this.wakeTimer = null
-      if (!this.stopped) this.run()
+      this.wake()
     }, STARVED_CLAIM_MS)
   }
 
@@ -198,46 +158,30 @@ export class OutboxPump {
       if (this.stopped) return
       const room = Math.min(BATCH, this.host.slots.room)
       if (room === 0) this.starved = true
-      if (room > 0 && (this.broad || this.opened.size > 0)) {
+      if (room > 0) {
         const reclaim = this.reclaim
         this.reclaim = false
-        const only = this.broad ? null : [...this.opened]
-        // A claim of every recipient reads the rows of every kick let go so far.
-        if (!only) this.skipped = false
-        this.broad = false
-        this.opened.clear()
-        const { rows, more, limited } = await this.claim(room, startedAt, reclaim, only)
-        // Rows left for want of room: every send that ends looks again, until a claim of every
-        // recipient leaves none (set before the sends start: one may end before start() returns).
-        this.starved = only ? this.starved || limited : limited
+        const { rows, more, limited } = await this.claim(room, startedAt, reclaim)
+        // Rows left for want of room: every send that ends looks again, until a claim leaves
+        // none (set before the sends start: one may end before start() returns).
+        this.starved = limited
         if (rows.length) await this.start(rows)
-        if (more) {
-          // More was due than claimed: the next claim (now if there is room, else at a send's
-          // end) looks at the same recipients again.
-          if (only) for (const recipient of only) this.opened.add(recipient)
-          else this.broad = true
-          if (this.host.slots.room > 0) continue
-        }
+        if (more && this.host.slots.room > 0) continue
       }
       if (this.again) continue
       if (startedAt <= this.openUntil) {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS))
-        this.broad = true
         continue
       }
       return
     }
   }
 
-  /**
-   * Up to `limit` due deliveries, claimed for this process (lease and token):
-   * of every recipient with room, or of the recipients `only`.
-   */
+  /** Up to `limit` due deliveries, claimed for this process (lease and token). */
   private async claim(
     limit: number,
     now: number,
-    reclaim: boolean,
-    only: string[] | null
+    reclaim: boolean
   ): Promise<{ rows: DeliveryRow[]; more: boolean; limited: boolean }> {
     const saturated = this.host.slots.saturated()
     // Only channels this process can send (a process without a plugin leaves its rows to others).
@@ -245,43 +189,23 @@ export class OutboxPump {
     const remote = this.host.remote()
     if (channels.length === 0 || (remote && !remote.ready))
       return { rows: [], more: false, limited: false }
-    const inChannels = `d.channel IN (${channels.map(() => '?').join(', ')})`
-    const firstOfItsKey =
-      `(d.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM ${DELIVERIES} e` +
+    const due = `(d.state = 'pending' AND d.next_attempt_at <= ?)`
+    const lapsed = `(d.state = 'sending' AND d.lease_until < ?)`
+    const bindings: unknown[] = reclaim ? [now, now] : [now]
+    bindings.push(...channels)
+    let sql =
+      `SELECT d.* FROM ${DELIVERIES} d WHERE ${reclaim ? `(${due} OR ${lapsed})` : due}` +
+      ` AND d.channel IN (${channels.map(() => '?').join(', ')})` +
+      ` AND (d.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM ${DELIVERIES} e` +
       ` WHERE e.order_key = d.order_key AND e.id < d.id AND e.state IN ('pending', 'sending')))`
-    let candidates: DeliveryRow[] = []
-    let more = false
-    if (only) {
-      // One range of the (state, recipient, next_attempt_at) index per recipient, at most its room.
-      for (const recipient of only) {
-        const room = Math.min(limit - candidates.length, this.host.slots.roomFor(recipient))
-        if (room <= 0) continue
-        const theirs = (await readQuery(
-          `SELECT d.* FROM ${DELIVERIES} d WHERE d.state = 'pending' AND d.recipient = ?` +
-            ` AND d.next_attempt_at <= ? AND ${inChannels} AND ${firstOfItsKey}` +
-            ` ORDER BY d.next_attempt_at, d.id LIMIT ?`,
-          [recipient, now, ...channels, room]
-        )) as DeliveryRow[]
-        if (theirs.length === room) more = true
-        candidates.push(...theirs)
-      }
-    } else {
-      const due = `(d.state = 'pending' AND d.next_attempt_at <= ?)`
-      const lapsed = `(d.state = 'sending' AND d.lease_until < ?)`
-      const bindings: unknown[] = reclaim ? [now, now] : [now]
-      bindings.push(...channels)
-      let sql =
-        `SELECT d.* FROM ${DELIVERIES} d WHERE ${reclaim ? `(${due} OR ${lapsed})` : due}` +
-        ` AND ${inChannels} AND ${firstOfItsKey}`
-      if (saturated.length) {
-        sql += ` AND d.recipient NOT IN (${saturated.map(() => '?').join(', ')})`
-        bindings.push(...saturated)
-      }
-      sql += ` ORDER BY d.next_attempt_at, d.id LIMIT ?`
-      bindings.push(limit)
-      candidates = (await readQuery(sql, bindings)) as DeliveryRow[]
-      more = candidates.length === limit
+    if (saturated.length) {
+      sql += ` AND d.recipient NOT IN (${saturated.map(() => '?').join(', ')})`
+      bindings.push(...saturated)
     }
+    sql += ` ORDER BY d.next_attempt_at, d.id LIMIT ?`
+    bindings.push(limit)
+    const candidates = (await readQuery(sql, bindings)) as DeliveryRow[]
+    const more = candidates.length === limit
     // A recipient gets no more than its room (a slow one must not take the batch).
     const budget = new Map<string, number>()
     const wanted = candidates.filter((row) => {
@@ -290,7 +214,7 @@ export class OutboxPump {
       return left > 0
     })
     // Left for want of room: more due than asked for, a recipient skipped or cut.
-    const limited = more || (!only && saturated.length > 0) || wanted.length < candidates.length
+    const limited = more || saturated.length > 0 || wanted.length < candidates.length
     if (wanted.length === 0) return { rows: [], more, limited }
     const token = randomUUID()
     const ids = wanted.map((row) => Number(row.id))
@@ -331,7 +255,7 @@ export class OutboxPump {
           )
           .finally(() => {
             this.host.slots.release(delivery.recipient)
-            if (this.starved || this.skipped) this.roomOpened(delivery.recipient)
+            if (this.starved) this.wakeSoon()
           })
       })
     }
@@ -425,14 +349,14 @@ export class OutboxPump {
           [...Object.values(columns).flatMap((value) => value.bindings), now, ...ids]
         )
       })
-      const successors = new Set<string>()
+      let successors = false
       let nextRetry = Infinity
       for (const end of batch) {
         if (end.nextAttemptAt !== null) {
           nextRetry = Math.min(nextRetry, end.nextAttemptAt)
           continue
         }
-        if (end.delivery.orderKey) successors.add(end.delivery.recipient)
+        if (end.delivery.orderKey) successors = true
         if (end.state === 'failed')
           this.host.logger.warn(
             {
@@ -445,7 +369,7 @@ export class OutboxPump {
         await this.runHooks(end)
       }
       if (nextRetry < Infinity) this.host.kickAt(nextRetry)
-      if (successors.size && !this.stopped) this.lookAt(successors)
+      if (successors) this.wake()
     }
   }
 

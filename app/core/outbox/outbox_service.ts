@@ -196,12 +196,8 @@ export class OutboxService {
     // crash, Redis away) leaves the rows pending, and the sweeper kicks again.
     afterCommit(() => {
       const committed = Date.now()
-      const recipients = new Map<number, Set<string>>()
-      for (const entry of entries) {
-        const due = dueAt(entry, committed)
-        recipients.set(due, (recipients.get(due) ?? new Set()).add(entry.recipient))
-      }
-      for (const [due, theirs] of recipients) this.kick(due, false, [...theirs])
+      const dues = new Set(entries.map((entry) => dueAt(entry, committed)))
+      for (const due of dues) this.kick(due)
     })
     return entries.length
   }
@@ -210,22 +206,21 @@ export class OutboxService {
    * Makes a sending process look for due deliveries at `at` (now by
    * default): with the in-process queue, this process's pump (a timer for
    * later); otherwise a `core.outbox` job for whichever worker takes it, one
-   * per time window however many ask. `recipients`: whom the deliveries are
-   * for, when a write in this process knows (its pump skips recipients without room).
+   * per time window however many ask.
    */
-  kick(at = Date.now(), reclaim = false, recipients?: readonly string[]) {
+  kick(at = Date.now(), reclaim = false) {
     if (this.kickForwarder) return this.kickForwarder(at, reclaim)
-    this.kickAsync(at, reclaim, recipients).catch((error) =>
+    this.kickAsync(at, reclaim).catch((error) =>
       this.logger.warn({ err: error }, 'outbox: kick failed; the sweeper will kick again')
     )
   }
 
-  private async kickAsync(at: number, reclaim: boolean, recipients?: readonly string[]) {
+  private async kickAsync(at: number, reclaim: boolean) {
     const queue = await this.queue()
     const now = Date.now()
     const window = Math.ceil(Math.max(at, now) / KICK_WINDOW_MS) * KICK_WINDOW_MS
     if (queue.driverKind === 'memory') {
-      if (at <= now) return this.pump.wake(0, reclaim, recipients)
+      if (at <= now) return this.pump.wake(0, reclaim)
       if (this.timers.has(window)) return
       const handle = setTimeout(
         () => {

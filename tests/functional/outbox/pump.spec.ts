@@ -13,16 +13,12 @@ import { waitFor } from '#tests/helpers/queue'
  * directly), each with a channel of this test's only, so other tests'
  * deliveries in the table are never sent by them and never looked at.
  */
-async function pump(
-  answer: (delivery: OutboxDelivery) => AttemptResult | Promise<AttemptResult>,
-  settings: { sendsPerRecipient?: number } = {}
-) {
+async function pump(answer: (delivery: OutboxDelivery) => AttemptResult | Promise<AttemptResult>) {
   const shared = await app.container.make(OutboxService)
   const sent: OutboxDelivery[] = []
   const queue = { driverKind: 'bullmq', dispatch: async () => ({}) } as unknown as QueueService
   const outbox = new OutboxService(db, async () => queue, await app.container.make('logger'), {
     ...shared.settings,
-    ...settings,
     backoff: { baseMs: 60_000, factor: 3, maxMs: 60_000, jitter: 0 },
   })
   const channel = `pump-${randomUUID().slice(0, 8)}`
@@ -138,50 +134,6 @@ test.group('outbox pump', (group) => {
     assert.equal(new Set(ids).size, 300)
     const rows = await one.rows()
     assert.isTrue(rows.every((row) => row.state === 'delivered'))
-  })
-
-  test('a recipient without room: its kicks wait for its sends to end, which claim them; another recipient goes meanwhile', async ({
-    assert,
-  }) => {
-    let open: () => void = () => {}
-    const gate = new Promise<void>((resolve) => (open = resolve))
-    const { outbox, sent, entry, stage, rows } = await pump(
-      async (delivery) => {
-        if (delivery.recipient === 'slow') await gate
-        return delivered()
-      },
-      { sendsPerRecipient: 4 }
-    )
-    const of = (recipient: string) => sent.filter((delivery) => delivery.recipient === recipient)
-    // Exactly its room: the claim takes all four and leaves nothing waiting.
-    await stage(
-      Array.from({ length: 4 }, (_, index) => entry(`slow${index}`, { recipient: 'slow' }))
-    )
-    outbox.pump.wake()
-    await waitFor(async () => of('slow').length === 4, 10_000, 'the slow recipient holds its room')
-    // Kicks as a write in this process makes them: the slow recipient's is let go.
-    await stage(
-      Array.from({ length: 3 }, (_, index) => entry(`later${index}`, { recipient: 'slow' }))
-    )
-    outbox.pump.wake(0, false, ['slow'])
-    await stage(
-      Array.from({ length: 3 }, (_, index) => entry(`fast${index}`, { recipient: 'fast' }))
-    )
-    outbox.pump.wake(0, false, ['fast'])
-    await waitFor(
-      async () => of('fast').length === 3,
-      10_000,
-      'the other recipient served meanwhile'
-    )
-    assert.lengthOf(of('slow'), 4)
-    // Its sends end: they claim what waits for it, with no other kick (no sweeper runs here).
-    open()
-    await waitFor(async () => of('slow').length === 7, 10_000, 'the let-go kick claimed later')
-    await outbox.pump.settled()
-    const all = await rows()
-    assert.lengthOf(all, 10)
-    assert.isTrue(all.every((row) => row.state === 'delivered'))
-    assert.equal(new Set(sent.map((delivery) => delivery.id)).size, 10)
   })
 
   test('the sweeper takes back a lapsed claim and has it sent again', async ({ assert }) => {
