@@ -19,15 +19,22 @@ const outcomeOf = async (work: () => Promise<unknown>) => {
   }
 }
 
+/**
+ * Alice's book shared with Bob (right 2) and a reader (right 1), another book of Bob's, and Carol, who
+ * belongs to neither.
+ */
+async function cast() {
+  const {
+    owner: alice,
+    members: [bob, reader],
+    target,
+  } = await sharedBook(2, 1)
+  return { alice, bob, reader, target, other: await book(bob), carol: await client() }
+}
+
 test.group('sends whose book is checked with their batch', () => {
   test('resolveManyFor answers each request as resolveFor does', async ({ assert }) => {
-    const {
-      owner: alice,
-      members: [bob, reader],
-      target,
-    } = await sharedBook(2, 1)
-    const other = await book(bob)
-    const carol = await client()
+    const { alice, bob, reader, target, other, carol } = await cast()
     const requests = [
       { who: await actorOf(alice), ...target },
       { who: await actorOf(bob), ...target },
@@ -89,13 +96,7 @@ test.group('sends whose book is checked with their batch', () => {
   test('sends of several senders and books submitted together: each stored in its own book or refused alone; a member who left is refused at once', async ({
     assert,
   }) => {
-    const {
-      owner: alice,
-      members: [bob, reader],
-      target,
-    } = await sharedBook(2, 1)
-    const other = await book(bob)
-    const carol = await client()
+    const { alice, bob, reader, target, other, carol } = await cast()
     const bookRows = await db
       .from('books')
       .whereIn('code', [target.b_c, other.b_c])
