@@ -38,6 +38,16 @@ const outboxConfig = {
   sender: env.get('OUTBOX_SENDER', 'inline'),
   /** The sending process's niceness: 0 is the web process's priority, 19 only idle CPU. */
   senderNice: env.get('OUTBOX_SENDER_NICE', 10),
+  /**
+   * Writes first (docs/outbox.md): while writes keep a process's event loop, or every core of the
+   * machine, at least 90 % busy, its pump claims at most this many deliveries a second (they
+   * catch up at full speed once the writes let up), so a write never slows for the deliveries it
+   * causes. 0 turns the limit off.
+   */
+  writesFirst:
+    env.get('OUTBOX_SATURATED_RATE', 100) > 0
+      ? { saturatedRate: env.get('OUTBOX_SATURATED_RATE', 100), threshold: 0.9 }
+      : null,
 }
 
 export default outboxConfig

@@ -4,6 +4,7 @@ import { nativeTransaction, readQuery, trxQuery, writeQuery } from '#core/native
 import db from '@adonisjs/lucid/services/db'
 import { retryDelay, type BackoffPolicy } from './backoff.js'
 import type { SendSlots } from './send_slots.js'
+import type { WritesFirst } from './writes_first.js'
 import type { AttemptResult, DeliveryState, OutboxChannel, OutboxDelivery } from './types.js'
 
 /** A delivery row as stored. */
@@ -47,6 +48,8 @@ export interface PumpHost {
    * only the sends (channel `prepare` and `send`) run there.
    */
   remote(): RemoteSender | null
+  /** How much the pump may claim while writes saturate this process (null: no limit). */
+  writesFirst: WritesFirst | null
 }
 
 /** Sends run in another process (detached_sender.ts): this one claims, logs and runs the hooks. */
@@ -58,6 +61,10 @@ export interface RemoteSender {
 }
 
 const DELIVERIES = 'outbox_deliveries'
+/** A delivery whose order key has no earlier one pending or being sent (docs/outbox.md, "Order per key"). */
+const ORDER_KEY_FREE =
+  `(d.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM ${DELIVERIES} e` +
+  ` WHERE e.order_key = d.order_key AND e.id < d.id AND e.state IN ('pending', 'sending')))`
 /** Deliveries claimed by one statement. */
 const BATCH = 100
 /** While a kick's window is open, how often an empty claim is tried again. */
@@ -109,6 +116,8 @@ export class OutboxPump {
   private flushTimer: NodeJS.Timeout | null = null
   private flushing: Promise<void> = Promise.resolve()
   private wakeTimer: NodeJS.Timeout | null = null
+  /** Claims held back while writes saturate this process: when to look again. */
+  private yieldTimer: NodeJS.Timeout | null = null
   /** A graceful stop began: nothing more is claimed. */
   private stopped = false
 
@@ -151,23 +160,41 @@ export class OutboxPump {
     }, STARVED_CLAIM_MS)
   }
 
+  /**
+   * Writes saturate this process and the pump has used its share: it looks
+   * again in `delay` ms (one timer, however many kicks meanwhile).
+   */
+  private yieldToWrites(delay: number) {
+    if (this.yieldTimer) return
+    this.yieldTimer = setTimeout(() => {
+      this.yieldTimer = null
+      this.wake()
+    }, delay)
+  }
+
   private async loop() {
     for (;;) {
       this.again = false
       const startedAt = Date.now()
       if (this.stopped) return
-      const room = Math.min(BATCH, this.host.slots.room)
-      if (room === 0) this.starved = true
+      const slots = Math.min(BATCH, this.host.slots.room)
+      if (slots === 0) this.starved = true
+      const writesFirst = this.host.writesFirst
+      const room = writesFirst && slots > 0 ? writesFirst.allowance(slots) : slots
+      if (room < slots) this.yieldToWrites(writesFirst!.retryMs())
       if (room > 0) {
         const reclaim = this.reclaim
         this.reclaim = false
         const { rows, more, limited } = await this.claim(room, startedAt, reclaim)
+        writesFirst?.took(rows.length)
         // Rows left for want of room: every send that ends looks again, until a claim leaves
         // none (set before the sends start: one may end before start() returns).
-        this.starved = limited
+        this.starved = limited && room === slots
         if (rows.length) await this.start(rows)
-        if (more && this.host.slots.room > 0) continue
+        if (more && room === slots && this.host.slots.room > 0) continue
       }
+      // Held back for the writes: the timer looks again (with the window still open).
+      if (room < slots) return
       if (this.again) continue
       if (startedAt <= this.openUntil) {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS))
@@ -189,22 +216,10 @@ export class OutboxPump {
     const remote = this.host.remote()
     if (channels.length === 0 || (remote && !remote.ready))
       return { rows: [], more: false, limited: false }
-    const due = `(d.state = 'pending' AND d.next_attempt_at <= ?)`
-    const lapsed = `(d.state = 'sending' AND d.lease_until < ?)`
-    const bindings: unknown[] = reclaim ? [now, now] : [now]
-    bindings.push(...channels)
-    let sql =
-      `SELECT d.* FROM ${DELIVERIES} d WHERE ${reclaim ? `(${due} OR ${lapsed})` : due}` +
-      ` AND d.channel IN (${channels.map(() => '?').join(', ')})` +
-      ` AND (d.order_key IS NULL OR NOT EXISTS (SELECT 1 FROM ${DELIVERIES} e` +
-      ` WHERE e.order_key = d.order_key AND e.id < d.id AND e.state IN ('pending', 'sending')))`
-    if (saturated.length) {
-      sql += ` AND d.recipient NOT IN (${saturated.map(() => '?').join(', ')})`
-      bindings.push(...saturated)
-    }
-    sql += ` ORDER BY d.next_attempt_at, d.id LIMIT ?`
-    bindings.push(limit)
-    const candidates = (await readQuery(sql, bindings)) as DeliveryRow[]
+    const candidates =
+      saturated.length && !reclaim
+        ? await this.dueWithRoom(limit, now, channels)
+        : await this.due(limit, now, channels, reclaim, saturated)
     const more = candidates.length === limit
     // A recipient gets no more than its room (a slow one must not take the batch).
     const budget = new Map<string, number>()
@@ -231,6 +246,77 @@ export class OutboxPump {
     const won = await readQuery(`SELECT id FROM ${DELIVERIES} WHERE lease_token = ?`, [token])
     const mine = new Set(won.map((row) => Number(row.id)))
     return { rows: wanted.filter((row) => mine.has(Number(row.id))), more, limited }
+  }
+
+  /**
+   * Up to `limit` due deliveries, oldest first, of every recipient with room
+   * (`skip`: those without). One walk of the due rows in order: cheap while
+   * the first rows are claimable, a walk of the backlog when they belong to
+   * recipients without room (see dueWithRoom).
+   */
+  private async due(
+    limit: number,
+    now: number,
+    channels: string[],
+    reclaim: boolean,
+    skip: string[]
+  ): Promise<DeliveryRow[]> {
+    const due = `(d.state = 'pending' AND d.next_attempt_at <= ?)`
+    const lapsed = `(d.state = 'sending' AND d.lease_until < ?)`
+    const bindings: unknown[] = reclaim ? [now, now] : [now]
+    bindings.push(...channels)
+    let sql =
+      `SELECT d.* FROM ${DELIVERIES} d WHERE ${reclaim ? `(${due} OR ${lapsed})` : due}` +
+      ` AND d.channel IN (${channels.map(() => '?').join(', ')}) AND ${ORDER_KEY_FREE}`
+    if (skip.length) {
+      sql += ` AND d.recipient NOT IN (${skip.map(() => '?').join(', ')})`
+      bindings.push(...skip)
+    }
+    sql += ` ORDER BY d.next_attempt_at, d.id LIMIT ?`
+    bindings.push(limit)
+    return (await readQuery(sql, bindings)) as DeliveryRow[]
+  }
+
+  /**
+   * `due` when some recipients have no room: the rows waiting for them may be
+   * most of the due ones (a receiver slower than the writes, deliveries held
+   * back for the writes), and one walk in time order would read them all at
+   * every claim. Instead: the recipients with pending rows (one index seek
+   * each), then one index range per recipient with room, at most its room
+   * each, merged oldest first.
+   */
+  private async dueWithRoom(limit: number, now: number, channels: string[]) {
+    const withRoom: string[] = []
+    let last = ''
+    for (;;) {
+      const [next] = await readQuery(
+        `SELECT recipient FROM ${DELIVERIES} WHERE state = 'pending' AND recipient > ?` +
+          ` ORDER BY recipient LIMIT 1`,
+        [last]
+      )
+      if (!next) break
+      last = next.recipient
+      if (this.host.slots.roomFor(last) > 0) withRoom.push(last)
+    }
+    if (withRoom.length === 0) return []
+    const marks = channels.map(() => '?').join(', ')
+    const ranges = withRoom.map(
+      () =>
+        `SELECT * FROM (SELECT d.* FROM ${DELIVERIES} d WHERE d.state = 'pending' AND d.recipient = ?` +
+        ` AND d.next_attempt_at <= ? AND d.channel IN (${marks}) AND ${ORDER_KEY_FREE}` +
+        ` ORDER BY d.next_attempt_at, d.id LIMIT ?) r`
+    )
+    const rows = (await readQuery(
+      ranges.join(' UNION ALL '),
+      withRoom.flatMap((recipient) => [
+        recipient,
+        now,
+        ...channels,
+        Math.min(limit, this.host.slots.roomFor(recipient)),
+      ])
+    )) as DeliveryRow[]
+    rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id)
+    return rows.slice(0, limit)
   }
 
   /** Starts the sends of claimed rows: each channel prepares its batch once, then sends each. */

@@ -5,6 +5,7 @@ import type { QueueService } from '#core/services/queue_service'
 import { writeQuery } from '#core/native_sql'
 import type { BackoffPolicy } from './backoff.js'
 import { SendSlots } from './send_slots.js'
+import { WritesFirst, type WritesFirstSettings } from './writes_first.js'
 import { OutboxPump, type DeliveryRow, type RemoteSender } from './outbox_pump.js'
 import type {
   DeliveryState,
@@ -25,6 +26,8 @@ export interface OutboxSettings {
   /** Sends in flight in one process, in all and per recipient (SendSlots). */
   sends: number
   sendsPerRecipient: number
+  /** The pump's share while writes saturate the process (null: it never holds back). */
+  writesFirst: WritesFirstSettings | null
 }
 
 /** The kernel's job that sends one delivery (app/core/operations/manifest.ts). */
@@ -96,6 +99,7 @@ export class OutboxService {
       logger,
       kickAt: (at) => this.kick(at),
       remote: () => this.remoteSender,
+      writesFirst: settings.writesFirst ? new WritesFirst(settings.writesFirst) : null,
     })
   }
 

@@ -5,6 +5,7 @@ import type { StampAllocator } from './stamp_allocator.js'
 import { isTransientDbError } from './db_errors.js'
 import { rpcError } from '#core/rpc/errors'
 import { nativeTransaction } from '#core/native_sql'
+import { foreground } from '#core/foreground'
 
 export interface WriteScope {
   trx: TransactionClientContract
@@ -84,6 +85,7 @@ export class StampService {
       const callbacks: (() => unknown)[] = []
       const stamp = await this.allocator.acquire()
       let result: T
+      foreground.beginWrite()
       try {
         result = await attempt(stamp, (callback) => callbacks.push(callback))
       } catch (error) {
@@ -101,6 +103,7 @@ export class StampService {
         }
         throw error
       } finally {
+        foreground.endWrite()
         await this.allocator.release(stamp)
       }
       for (const callback of callbacks) {
