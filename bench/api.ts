@@ -9,10 +9,14 @@
  * autocannon runs in this process; each server runs in its own process.
  * Settings: BENCH_CONNECTIONS (32), BENCH_ROUNDS (5), BENCH_DURATION seconds per target and
  * round (4), DB_* / REDIS_* as for the server;
- * DATA_DIR may hold a previous run (the bench user is then reused).
+ * DATA_DIR may hold a previous run (the bench user is then reused); BENCH_BEFORE_SERVER: another
+ * build's bin/server.js (an earlier commit's, made with its own `node bin/start.js --build-only`),
+ * whose getUserInfo ahead of the router is measured in the same interleaved rounds: before/after
+ * under the same load.
  */
 import autocannon from 'autocannon'
 import { spawn } from 'node:child_process'
+import { resolve as resolvePath } from 'node:path'
 import {
   ace,
   benchEnv,
@@ -74,7 +78,9 @@ async function startBareServer(body: string) {
   }
 }
 
+// Absolute: a build elsewhere (BENCH_BEFORE_SERVER) resolves a relative data folder from its own root.
 const env = benchEnv()
+env.DATA_DIR = resolvePath(env.DATA_DIR!)
 console.log(
   `database: ${env.DB_CONNECTION ?? 'sqlite'}${env.REDIS_HOST ? ' + redis' : ''}; data: ${env.DATA_DIR}`
 )
@@ -90,6 +96,8 @@ try {
 const compiled = buildCompiled()
 const quire = await startQuire(env, { compiled })
 const router = await startQuire({ ...env, QUIRE_API_FAST_PATH: 'false' }, { compiled })
+const BEFORE = process.env.BENCH_BEFORE_SERVER
+const before = BEFORE ? await startQuire(env, { compiled: BEFORE }) : null
 try {
   const session = await signIn(quire.url, 'bench@bench.local', 'bench-password').catch((error) => {
     throw userError ?? error
@@ -109,6 +117,13 @@ try {
   const routerSample = await routerResponse.text()
   if (!routerSample.includes('"status":"ok"'))
     throw new Error(`getUserInfo through the router failed: ${routerSample}`)
+  const beforeEndpoint = before ? `${before.url}/live/api.php?${query}` : ''
+  if (before) {
+    const beforeResponse = await fetch(beforeEndpoint)
+    const beforeSample = await beforeResponse.text()
+    if (!beforeSample.includes('"status":"ok"'))
+      throw new Error(`getUserInfo on BENCH_BEFORE_SERVER failed: ${beforeSample}`)
+  }
 
   const bare = await startBareServer(sample)
   try {
@@ -121,6 +136,9 @@ try {
       'Quire /health route': [`${quire.url}/health`, quire.cpuMs],
       'Quire getUserInfo': [endpoint, quire.cpuMs],
       '  through the router': [routerEndpoint, router.cpuMs],
+      ...(before
+        ? { 'before: getUserInfo': [beforeEndpoint, before.cpuMs] as [string, () => number] }
+        : {}),
     }
     for (const [url, cpu] of Object.values(targets)) await load(url, 3, cpu)
     const measured = new Map<string, Figures[]>(Object.keys(targets).map((name) => [name, []]))
@@ -163,9 +181,19 @@ try {
       `by server CPU per request: getUserInfo ${byCpu('Quire getUserInfo')} of the bare ` +
         `server; through the router ${byCpu('  through the router')}`
     )
+    if (before) {
+      const againstBefore = measured
+        .get('Quire getUserInfo')!
+        .map((figures, round) => figures.cpuUs / measured.get('before: getUserInfo')![round].cpuUs)
+      console.log(
+        `BENCH_BEFORE_SERVER: getUserInfo ${percent(ratios('before: getUserInfo'))} of the bare ` +
+          `server, by CPU ${byCpu('before: getUserInfo')}; this build's CPU per getUserInfo ` +
+          `over its: ${againstBefore.map((r) => (r * 100).toFixed(0)).join(', ')}%`
+      )
+    }
   } finally {
     bare.stop()
   }
 } finally {
-  await Promise.all([quire.stop(), router.stop()])
+  await Promise.all([quire.stop(), router.stop(), before?.stop()])
 }

@@ -7,8 +7,10 @@ import type { HttpContext } from '@adonisjs/core/http'
 import {
   mergeParams,
   operationName,
+  holdsTempFiles,
   parseBody,
   parseQuery,
+  readsNoBody,
   type BodyLimits,
   type ParsedRequest,
 } from '#core/rpc/params'
@@ -70,15 +72,23 @@ export default class ApiController {
     let parsed: ParsedRequest | null = null
     let body: Record<string, unknown>
     try {
-      parsed = await parseBody(nodeRequest, this.limits, query)
-      const params = mergeParams(query, parsed.params)
-      body = await this.dispatcher.dispatch({ params, files: parsed.files, ip })
+      // A GET or HEAD has no body to read (parseBody's answer would be no parameters, no
+      // files): its query string is the request's parameters, with nothing to wait for.
+      if (readsNoBody(nodeRequest)) {
+        body = await this.dispatcher.dispatch({ params: query, files: [], ip })
+      } else {
+        parsed = await parseBody(nodeRequest, this.limits, query)
+        const params = mergeParams(query, parsed.params)
+        body = await this.dispatcher.dispatch({ params, files: parsed.files, ip })
+      }
     } catch (error) {
       body = this.dispatcher.failure(operationName(query), error)
     } finally {
-      await parsed?.cleanup().catch((error) => {
-        logger.warn({ err: error }, 'api.php: an upload temp file could not be removed')
-      })
+      // Only a multipart body that wrote temp files has any to remove.
+      if (parsed !== null && holdsTempFiles(parsed))
+        await parsed.cleanup().catch((error) => {
+          logger.warn({ err: error }, 'api.php: an upload temp file could not be removed')
+        })
     }
     try {
       return answerJson(body)

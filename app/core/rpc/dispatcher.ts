@@ -6,6 +6,7 @@ import type { UserService } from '#core/services/user_service'
 import type {
   Actor,
   BaseOperation,
+  OperationArea,
   OperationAuth,
   OperationClass,
   OperationContext,
@@ -15,7 +16,12 @@ import { ERROR_CATALOGUE, rpcError } from './errors.js'
 import { operationName, type Params, type UploadedFile } from './params.js'
 import { toRpcError } from './failure.js'
 import { validateWire } from './wire.js'
-import { credentialsOf, requiredCredentials, resolveActor } from '#core/auth/resolve_actor'
+import {
+  credentialsOf,
+  requiredCredentials,
+  resolveActor,
+  type Credentials,
+} from '#core/auth/resolve_actor'
 import { GatewayAuth, isGatewaySesskey, type GatewayPrincipal } from '#core/auth/gateway_auth'
 import { enforceRestrictions } from '#core/auth/restrictions'
 
@@ -28,6 +34,8 @@ export interface RpcRequest {
 interface LoadedOperation {
   Operation: OperationClass
   instance: BaseOperation
+  /** What the session restrictions look at (enforceRestrictions), made once. */
+  scope: { label: string; writes: boolean; area?: OperationArea }
 }
 
 /**
@@ -37,6 +45,8 @@ interface LoadedOperation {
  */
 export class Dispatcher {
   private loaded = new Map<string, Promise<LoadedOperation>>()
+  /** The operations loaded so far: a call to one of them waits for no promise to find it. */
+  private ready = new Map<string, LoadedOperation>()
   readonly createdVNB: string
 
   constructor(
@@ -51,10 +61,45 @@ export class Dispatcher {
     this.createdVNB = `${label.envLabel}-${label.apiVersion}`
   }
 
+  /**
+   * One call, in one async function: each layer of async functions a call goes through costs
+   * promises and microtask turns of its own, on every api.php request.
+   */
   async dispatch(request: RpcRequest): Promise<Record<string, unknown>> {
     const req = operationName(request.params)
     try {
-      const result = await this.run(req, request)
+      if (req === '')
+        throw rpcError('MISSING_PARAMETER', 'Missing parameter: req (the operation name)')
+      const { Operation, instance, scope } = this.ready.get(req) ?? (await this.load(req))
+
+      const ctx: OperationContext = {
+        req,
+        params: request.params,
+        files: request.files,
+        actor: null,
+        ip: request.ip,
+        logger: this.logger,
+      }
+      if (Operation.auth !== 'none') {
+        const credentials = this.credentialsFor(request.params, Operation.auth)
+        if (credentials === null) {
+          ctx.gateway = null
+        } else if (this.viaGateway(credentials, Operation.auth)) {
+          Object.assign(ctx, await this.authenticateGateway(credentials, Operation.auth))
+        } else {
+          ctx.actor = await resolveActor(this.access, this.users, credentials)
+          ctx.gateway = null
+        }
+        if (ctx.actor) {
+          ctx.actor.address = request.ip
+          enforceRestrictions(scope, ctx.actor, request.params)
+        }
+      }
+
+      const input = Operation.validator
+        ? await validateWire(Operation.validator, request.params)
+        : request.params
+      const result = await instance.handle(input, ctx)
       return { status: 'ok', req, createdVNB: this.createdVNB, ...result }
     } catch (error) {
       return this.failure(req, error)
@@ -76,44 +121,13 @@ export class Dispatcher {
     }
   }
 
-  private async run(req: string, request: RpcRequest) {
-    if (req === '')
-      throw rpcError('MISSING_PARAMETER', 'Missing parameter: req (the operation name)')
-    const { Operation, instance } = await this.load(req)
-
-    const ctx: OperationContext = {
-      req,
-      params: request.params,
-      files: request.files,
-      actor: null,
-      ip: request.ip,
-      logger: this.logger,
-    }
-    if (Operation.auth !== 'none') {
-      Object.assign(ctx, await this.authenticate(request.params, Operation.auth))
-      if (ctx.actor) {
-        ctx.actor.address = request.ip
-        enforceRestrictions(
-          { label: Operation.operation, writes: Operation.writes, area: Operation.area },
-          ctx.actor,
-          request.params
-        )
-      }
-    }
-
-    const input = Operation.validator
-      ? await validateWire(Operation.validator, request.params)
-      : request.params
-    return instance.handle(input, ctx)
-  }
-
   /**
    * What the operation `req` takes as uploaded files (its `static files`); null when it takes
    * none or is not an operation of this server. The body parser asks before writing a file part.
    */
   async filesOf(req: string): Promise<OperationFiles | null> {
     if (!this.registry.operations.has(req)) return null
-    const { Operation } = await this.load(req)
+    const { Operation } = this.ready.get(req) ?? (await this.load(req))
     return Operation.files ?? null
   }
 
@@ -122,10 +136,15 @@ export class Dispatcher {
     if (!loading) {
       const claim = this.registry.operations.get(req)
       if (!claim) throw rpcError('UNKNOWN_OPERATION', `Unknown operation: ${req}`)
-      loading = claim.load().then(async ({ default: Operation }) => ({
-        Operation,
-        instance: await this.app.container.make(Operation),
-      }))
+      loading = claim.load().then(async ({ default: Operation }) => {
+        const loaded = {
+          Operation,
+          instance: await this.app.container.make(Operation),
+          scope: { label: Operation.operation, writes: Operation.writes, area: Operation.area },
+        }
+        this.ready.set(req, loaded)
+        return loaded
+      })
       loading.catch(() => this.loaded.delete(req))
       this.loaded.set(req, loading)
     }
@@ -135,23 +154,25 @@ export class Dispatcher {
   /**
    * o_u + sesskey identify the caller. u_c names the user acted for: o_u itself
    * (by code, e-mail or phone), or another user o_u is a delegate of. Without a
-   * sesskey, an operation that may serve a public table runs anonymously. A
+   * sesskey, an operation that may serve a public table runs anonymously (null here). A
    * gateway's sesskey (its own prefix) goes to the gateways' authenticator, for
    * the operations that take one: its actor is the sender u_c names.
    */
-  private async authenticate(
-    params: Params,
-    auth: OperationAuth
-  ): Promise<{ actor: Actor | null; gateway: GatewayPrincipal | null }> {
-    if (auth === 'session_or_public_table' && credentialsOf(params).sesskey === '') {
-      return { actor: null, gateway: null }
-    }
-    const credentials = requiredCredentials(params)
-    const viaGateway =
+  private credentialsFor(params: Params, auth: OperationAuth): Credentials | null {
+    if (auth === 'session_or_public_table' && credentialsOf(params).sesskey === '') return null
+    return requiredCredentials(params)
+  }
+
+  private viaGateway(credentials: Credentials, auth: OperationAuth): boolean {
+    return (
       auth === 'gateway' || (auth === 'session_or_gateway' && isGatewaySesskey(credentials.sesskey))
-    if (!viaGateway) {
-      return { actor: await resolveActor(this.access, this.users, credentials), gateway: null }
-    }
+    )
+  }
+
+  private async authenticateGateway(
+    credentials: Credentials,
+    auth: OperationAuth
+  ): Promise<{ actor: Actor | null; gateway: GatewayPrincipal }> {
     const gateways = await this.gateways.authenticator()
     const gateway = await gateways.authenticate(credentials)
     const actor = auth === 'gateway' ? null : await gateways.actorFor(gateway, credentials)

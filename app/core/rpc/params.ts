@@ -64,8 +64,8 @@ const QS_OPTIONS: qs.IParseOptions = {
   charset: 'utf-8',
 }
 
-/** Brackets, raw or percent-encoded: only then is qs needed. */
-const BRACKETS = /\[|%5b/i
+/** Brackets percent-encoded (raw ones are looked for with includes): only then is qs needed. */
+const ENCODED_BRACKET = /%5b/i
 
 /** qs's decoding of one name or value: `+` is a space; undecodable text stays as sent. */
 function decodeComponent(text: string) {
@@ -79,18 +79,29 @@ function decodeComponent(text: string) {
 }
 
 export function decodeForm(text: string): Params {
-  if (BRACKETS.test(text)) return qs.parse(text, QS_OPTIONS) as Params
+  if (text.includes('[') || ENCODED_BRACKET.test(text)) return qs.parse(text, QS_OPTIONS) as Params
   // Flat parameters (nearly every call) need none of qs's machinery; same rules:
   // empty names and prototype member names skipped, the last of a repeated name wins.
+  // One pass over the text (no array of parts made first): `nextEquals` is the first '=' at or
+  // after the current part, looked for again only once the parts have passed it.
   const params: Params = {}
   let count = 0
-  for (const part of text.split('&')) {
-    if (part === '') continue
-    if (++count > QS_OPTIONS.parameterLimit!) break
-    const equals = part.indexOf('=')
-    const name = decodeComponent(equals === -1 ? part : part.slice(0, equals))
-    if (name === '' || name in Object.prototype) continue
-    params[name] = equals === -1 ? '' : decodeComponent(part.slice(equals + 1))
+  let nextEquals = -1
+  for (let at = 0; at <= text.length;) {
+    let end = text.indexOf('&', at)
+    if (end === -1) end = text.length
+    if (end > at) {
+      if (++count > QS_OPTIONS.parameterLimit!) break
+      if (nextEquals < at) {
+        nextEquals = text.indexOf('=', at)
+        if (nextEquals === -1) nextEquals = text.length
+      }
+      const equals = nextEquals < end ? nextEquals : -1
+      const name = decodeComponent(text.slice(at, equals === -1 ? end : equals))
+      if (name !== '' && !(name in Object.prototype))
+        params[name] = equals === -1 ? '' : decodeComponent(text.slice(equals + 1, end))
+    }
+    at = end + 1
   }
   return params
 }
@@ -312,10 +323,26 @@ async function readMultipart(
       if (policy) throw rpcError('PAYLOAD_TOO_LARGE', `The files exceed ${policy.maxBytes} bytes`)
     }
   }
-  return { params, files, cleanup: async () => void (await removeAll()) }
+  return {
+    params,
+    files,
+    cleanup: paths.length > 0 ? async () => void (await removeAll()) : noCleanup,
+  }
 }
 
+/** The cleanup of a request that made no temp file. */
 const noCleanup = async () => {}
+
+/** Whether `cleanup()` has temp files to remove (a multipart body that made some). */
+export function holdsTempFiles(parsed: ParsedRequest): boolean {
+  return parsed.cleanup !== noCleanup
+}
+
+/** GET and HEAD: parseBody reads no body for them (their parameters are in the query string). */
+export function readsNoBody(req: IncomingMessage): boolean {
+  const method = req.method ?? 'GET'
+  return method === 'GET' || method === 'HEAD'
+}
 
 /**
  * Reads the body of an api.php request into parameters, by content type. `query`: the request's
@@ -326,8 +353,7 @@ export async function parseBody(
   limits: BodyLimits,
   query: Params = {}
 ): Promise<ParsedRequest> {
-  const method = req.method ?? 'GET'
-  if (method === 'GET' || method === 'HEAD') return { params: {}, files: [], cleanup: noCleanup }
+  if (readsNoBody(req)) return { params: {}, files: [], cleanup: noCleanup }
 
   const contentType = (req.headers['content-type'] ?? '').toLowerCase()
   if (contentType.startsWith('multipart/form-data')) return readMultipart(req, limits, query)

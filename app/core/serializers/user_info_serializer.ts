@@ -93,20 +93,62 @@ function ownPart(user: User) {
   }
 }
 
-/** getUserInfo's `userInfo` (spec 2.3), with the fields plugins contribute (nbBooks, ...). */
+/**
+ * The whole userInfo last answered per model, with what it was made from: a getUserInfo of an
+ * unchanged user with the same contributed fields answers the same frozen object again, whose
+ * JSON text api.php then writes once (answer_json.ts), not a new object of the same fields.
+ */
+const answered = new WeakMap<
+  User,
+  {
+    sstamp: number
+    uimgStamp: number
+    firstTime: boolean
+    contributed: Record<string, unknown>
+    info: Readonly<Record<string, unknown>>
+  }
+>()
+
+/** Same own keys, in the same order, with the same values (Object.is). */
+function sameFields(a: Record<string, unknown>, b: Record<string, unknown>) {
+  const keys = Object.keys(a)
+  const others = Object.keys(b)
+  if (keys.length !== others.length) return false
+  for (let i = 0; i < keys.length; i++)
+    if (keys[i] !== others[i] || !Object.is(a[keys[i]], b[keys[i]])) return false
+  return true
+}
+
+/**
+ * getUserInfo's `userInfo` (spec 2.3), with the fields plugins contribute (nbBooks, ...). Frozen
+ * (not deeply: a contributed object stays as it was given); callers must not change it.
+ */
 export function serializeUserInfo(user: User, contributed: Record<string, unknown>) {
   const sstamp = Number(user.sstamp)
+  const uimgStamp = Number(user.uimgStamp)
+  const firstTime = user.previousConnectionAt === null
+  const last = answered.get(user)
+  if (
+    last &&
+    last.sstamp === sstamp &&
+    Object.is(last.uimgStamp, uimgStamp) &&
+    last.firstTime === firstTime &&
+    sameFields(last.contributed, contributed)
+  )
+    return last.info
   let cached = ownParts.get(user)
   if (!cached || cached.sstamp !== sstamp) {
     cached = { sstamp, part: ownPart(user) }
     ownParts.set(user, cached)
   }
-  return {
-    firstTime: user.previousConnectionAt === null,
-    uimgStamp: Number(user.uimgStamp),
+  const info = Object.freeze({
+    firstTime,
+    uimgStamp,
     sstamp,
     nbBooks: 0,
     ...contributed,
     ...cached.part,
-  }
+  })
+  answered.set(user, { sstamp, uimgStamp, firstTime, contributed: { ...contributed }, info })
+  return info
 }

@@ -12,6 +12,7 @@ import { readPage, whereContains, type PageRequest } from '#core/paging'
 import { readQuery } from '#core/native_sql'
 import { HydrationCache } from '#core/hydration_cache'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
+import type { UserInfoContributor } from '#core/plugins/define_plugin'
 import { serializeUserInfo } from '#core/serializers/user_info_serializer'
 import { passwordPolicy } from './password_policy.js'
 import { CHANGED, SYSTEM_ACTOR, diff, type AuditActor, type AuditLog } from '#core/audit/audit_log'
@@ -72,15 +73,27 @@ export class UserService {
     private audit: AuditLog
   ) {}
 
-  /** getUserInfo's userInfo, with the fields each plugin contributes (nbBooks, ...). */
+  /** The plugins' userInfo contributors, once all are loaded: asked on every getUserInfo. */
+  private contributors: UserInfoContributor[] | null = null
+
+  /** getUserInfo's userInfo, with the fields each plugin contributes (nbBooks, ...). Frozen. */
   async userInfo(user: User) {
+    const contributors = this.contributors ?? (await this.loadContributors())
     const contributed: Record<string, unknown> = {}
+    for (const contribute of contributors) Object.assign(contributed, await contribute(user.id))
+    return serializeUserInfo(user, contributed)
+  }
+
+  /** Kept only once every contributor loaded (a failed import is tried again on the next call). */
+  private async loadContributors(): Promise<UserInfoContributor[]> {
     const registry = await this.plugins()
+    const contributors: UserInfoContributor[] = []
     for (const contributor of registry.userInfoContributors) {
       const { default: contribute } = await contributor()
-      Object.assign(contributed, await contribute(user.id))
+      contributors.push(contribute)
     }
-    return serializeUserInfo(user, contributed)
+    this.contributors = contributors
+    return contributors
   }
 
   /** By id, with a driver-level statement: every authenticated request asks for its user. */

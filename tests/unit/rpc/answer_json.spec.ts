@@ -74,6 +74,27 @@ test.group('answerJson: the text of JSON.stringify, frozen parts written once', 
     assert.strictEqual(answerJson({ a: withGetter }), '{"a":{"value":2}}')
   })
 
+  test('strings, numbers and booleans: the same text as JSON.stringify, for every code unit', ({
+    assert,
+  }) => {
+    // Strings with nothing to escape are written here without JSON.stringify: each code unit,
+    // alone and between letters (controls, quote, backslash, lone and paired surrogates).
+    for (let block = 0; block < 0x10000; block += 1024) {
+      const alone: Record<string, unknown> = {}
+      const between: Record<string, unknown> = {}
+      for (let unit = block; unit < block + 1024; unit++) {
+        alone[`u${unit}`] = String.fromCharCode(unit)
+        between[`u${unit}`] = `a${String.fromCharCode(unit)}b`
+      }
+      same(assert, alone)
+      same(assert, { between, n: block, f: block / 7, even: block % 2048 === 0 })
+    }
+    same(assert, { pair: '\ud83d\ude00 x', lone: '\ud83d', reversed: '\ude00\ud83d', empty: '' })
+    for (const n of [0, -0, 1e21, 1e-7, 5e-324, Number.MAX_VALUE, -1.5, 2 ** 53 + 2])
+      same(assert, { n, inside: { n } })
+    same(assert, { t: true, f: false, inside: { t: true, f: false } })
+  })
+
   test('throws where JSON.stringify throws', ({ assert }) => {
     const cycle: Record<string, unknown> = { a: 1 }
     cycle.self = cycle

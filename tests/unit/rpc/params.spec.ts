@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import qs from 'qs'
 import { decodeForm, mergeParams, stringifyLeaves } from '#core/rpc/params'
 import { parseRestrictions } from '#core/auth/restrictions'
 import { RpcError } from '#core/rpc/errors'
@@ -31,6 +32,55 @@ test.group('PHP bracket notation', () => {
     const decoded = decodeForm('__proto__[polluted]=1&constructor[prototype][x]=1')
     assert.isUndefined(({} as Record<string, unknown>).polluted)
     assert.notProperty(decoded, '__proto__')
+  })
+
+  test('flat forms are decoded without qs, exactly as qs decodes them', ({ assert }) => {
+    // The options decodeForm gives qs (params.ts QS_OPTIONS).
+    const viaQs = (text: string) =>
+      qs.parse(text, {
+        parseArrays: false,
+        depth: 12,
+        parameterLimit: 100_000,
+        duplicates: 'last',
+        allowPrototypes: false,
+        plainObjects: false,
+        charset: 'utf-8',
+      })
+    const texts = [
+      '',
+      '&',
+      '&&a=1&&',
+      'a',
+      'a=',
+      '=b',
+      '=',
+      'a=b=c',
+      'a=%zz',
+      '%zz=1',
+      'a=1+2',
+      'a+b=c',
+      'toString=1&b=2',
+      'hasOwnProperty&x',
+      'a=%E2%9C%93',
+      'x=a%26b&y=%3D',
+      'k&=v&=&k2',
+      'req=getUserInfo&version=6.49q%2F6.49&o_u=ada%40example.test&sesskey=x7Yq-ab',
+    ]
+    // And every text of up to 8 characters drawn from these, in a fixed pseudo-random order.
+    const alphabet = ['a', 'b', '=', '&', '+', '%', '2', '0', 'c']
+    let seed = 23
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648)
+    for (let i = 0; i < 5000; i++) {
+      let text = ''
+      for (let length = next() % 9; length > 0; length--) text += alphabet[next() % alphabet.length]
+      texts.push(text)
+    }
+    for (const text of texts) assert.deepEqual(decodeForm(text), viaQs(text), text)
+    // Many parts without '=': each is a name with an empty value (one scan of the text).
+    const names = Array.from({ length: 20_000 }, (_, i) => `n${i}`)
+    const decoded = decodeForm(names.join('&'))
+    assert.lengthOf(Object.keys(decoded), 20_000)
+    assert.strictEqual(decoded.n19999, '')
   })
 
   test('JSON leaves become strings, as PHP sees them', ({ assert }) => {
