@@ -9,7 +9,8 @@ import { generateKey, hashKey } from '#core/auth/keys'
 import { rpcError } from '#core/rpc/errors'
 import { dbTimestamp } from '#core/db_time'
 import { containsPattern, readPage, type PageRequest } from '#core/paging'
-import { readCached } from '#core/native_sql'
+import { isMysql, readCached, readQuery, writeQuery } from '#core/native_sql'
+import { ApiSessionBus, ApiSessionCache, watchWrites } from '#core/auth/api_session_cache'
 import { HydrationCache } from '#core/hydration_cache'
 import type { StampService } from './stamp_service.js'
 import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '#core/audit/audit_log'
@@ -109,6 +110,53 @@ function sesskeyDigest(sesskey: string): string {
 const TOUCH_INTERVAL_MS = 60_000
 
 /**
+ * The session cache of MariaDB + Redis (app/core/auth/api_session_cache.ts), one per process,
+ * started by the first AccessService: null on SQLite (readCached keeps the session read there)
+ * and on MariaDB without Redis (several instances could not tell each other). Processes that do
+ * not serve requests (ace commands) get a bus without a cache: their revocations still reach
+ * every serving instance, and their writes to users and api_sessions too.
+ */
+let sessionBus: Promise<ApiSessionBus | null> | null = null
+/** When this process last wrote a session's last_used_at (by session id): see touch. */
+const touchedAt = new Map<number, number>()
+let startedBus: ApiSessionBus | null = null
+
+function startSessionBus(): Promise<ApiSessionBus | null> {
+  sessionBus ??= (async () => {
+    if (!isMysql()) return null
+    const { default: quireConfig } = await import('#config/quire')
+    if (!quireConfig.redisEnabled) return null
+    const [{ default: app }, { default: redis }, { default: logger }, { default: env }] =
+      await Promise.all([
+        import('@adonisjs/core/services/app'),
+        import('@adonisjs/redis/services/main'),
+        import('@adonisjs/core/services/logger'),
+        import('#start/env'),
+      ])
+    const serving = ['web', 'test'].includes(app.getEnvironment())
+    const bus = new ApiSessionBus(
+      redis.connection('main'),
+      serving ? new ApiSessionCache() : null,
+      logger,
+      env.get('REDIS_PREFIX', 'quire:')
+    )
+    await bus.start()
+    // Every knex write to users or api_sessions empties every instance's cache once it is over.
+    const written = () => void bus.invalidate(null, false)
+    watchWrites(db.connection().getWriteClient(), written)
+    watchWrites(db.connection().getReadClient(), written)
+    startedBus = bus
+    return bus
+  })().catch(() => {
+    // Too early (the database service is not ready while providers register): tried again
+    // by the next call.
+    sessionBus = null
+    return null
+  })
+  return sessionBus
+}
+
+/**
  * appkeys, oauthkeys and sesskeys: creation, resolution and revocation. Every
  * entry point (api.php operations, ace commands, the auth service) calls these
  * methods; nothing else reads the key tables.
@@ -122,7 +170,28 @@ export class AccessService {
     private credentials: CredentialService,
     private settings: AccessSettings,
     private audit: AuditLog
-  ) {}
+  ) {
+    // Started with the service, not at the first request: an ace command that revokes sessions
+    // or writes users must reach the serving instances' caches.
+    setImmediate(() => void startSessionBus())
+  }
+
+  /** The session cache when it may be trusted right now (MariaDB + Redis, subscribed); else null. */
+  private sessionCache(): ApiSessionCache | null {
+    const bus = startedBus
+    if (!bus && !sessionBus) void startSessionBus()
+    return bus?.healthy ? bus.cache : null
+  }
+
+  /**
+   * After a commit that ended or changed sessions of `userId`: every instance drops that user's
+   * cached sessions before this resolves (the revoking request answers after it), so the next
+   * request with one of them reads the database wherever it lands.
+   */
+  private async sessionsChanged(userId: number) {
+    const bus = await startSessionBus()
+    await bus?.invalidate(userId)
+  }
 
   async createAppkey(name: string) {
     const appkey = generateKey()
@@ -255,7 +324,7 @@ export class AccessService {
 
   /** Revokes one oauthkey of a user and every sesskey made from it (their sockets close). */
   async revokeOauthkeyOf(userId: number, oauthKeyId: number, reason = 'oauthkey revoked') {
-    return this.stamps.write(async ({ trx, afterCommit }) => {
+    const revoked = await this.stamps.write(async ({ trx, afterCommit }) => {
       const now = dbTimestamp()
       const updated = await trx
         .from('oauth_keys')
@@ -287,6 +356,8 @@ export class AccessService {
       })
       return true
     })
+    if (revoked) await this.sessionsChanged(userId)
+    return revoked
   }
 
   /** Finds the live oauthkey of a user (o_u may be the user's code, e-mail or phone). */
@@ -342,34 +413,72 @@ export class AccessService {
    * INVALID_SESSKEY, idle ones SESSION_EXPIRED.
    */
   async resolveSession(sesskey: string): Promise<{ session: ApiSession; user: User }> {
-    // Every api.php request and socket frame comes through here: one driver-level
-    // statement for the session and its user, models reused while their rows are unchanged.
-    const [row] = await readCached(sessionWithUserSql(), [sesskeyDigest(sesskey.trim())])
+    const digest = sesskeyDigest(sesskey.trim())
+    const cache = this.sessionCache()
+    // Every api.php request and socket frame comes through here: one driver-level statement
+    // for the session and its user, models reused while their rows are unchanged. On SQLite the
+    // statement's result is kept until a commit writes either table (readCached); on MariaDB +
+    // Redis a live session is kept in the process (ApiSessionCache), or read every time.
+    const cached = cache?.get(digest)
+    const mark = cached || !cache ? 0 : cache.mark()
+    const row = cached ?? (await this.readSessionRow(digest, cache))
     if (!row) throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
     const { session: sessionRow, user: userRow } = splitJoinedRow(row)
     const session = this.sessionModels.model(sessionRow.id, sessionRow)
     if (session.revokedAt)
       throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
     if (session.expiresAt && session.expiresAt < DateTime.now()) {
+      // A refusal is never answered from the cache: another instance may have slid the expiry.
+      if (cached) {
+        cache!.forget(digest)
+        return this.resolveSession(sesskey)
+      }
       throw rpcError('SESSION_EXPIRED', 'The session expired, create a new sesskey')
     }
     const user = userRow ? this.users.modelOf(userRow) : null
     if (!user) throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: the user no longer exists')
-    this.touch(session)
+    // Only a live session is kept, and only if nothing invalidated it while it was read.
+    if (!cached && cache) cache.set(digest, row, user.id, mark)
+    this.touch(session, digest)
     return { session, user }
   }
 
+  /** The joined session + user row of a digest: kept by readCached on SQLite, read on MariaDB. */
+  private async readSessionRow(digest: string, cache: ApiSessionCache | null) {
+    const [row] = cache
+      ? await readQuery(sessionWithUserSql(), [digest])
+      : await readCached(sessionWithUserSql(), [digest])
+    return row
+  }
+
   /** Slides idle expiry forward, at most once a minute per session (a read must not write every time). */
-  private touch(session: ApiSession) {
-    const lastUsed = session.lastUsedAt?.toMillis() ?? 0
+  private touch(session: ApiSession, digest: string) {
+    const lastUsed = Math.max(session.lastUsedAt?.toMillis() ?? 0, touchedAt.get(session.id) ?? 0)
     if (Date.now() - lastUsed < TOUCH_INTERVAL_MS) return
-    void ApiSession.query()
-      .where('id', session.id)
-      .update({
-        last_used_at: dbTimestamp(),
-        expires_at: this.expiryFromNow() ? dbTimestamp(this.expiryFromNow()!) : null,
-      })
-      .catch(() => {})
+    // Requests that arrive while the write is on its way do not write again.
+    if (touchedAt.size >= 10_000) touchedAt.clear()
+    touchedAt.set(session.id, Date.now())
+    const expiry = this.expiryFromNow()
+    const values = { last_used_at: dbTimestamp(), expires_at: expiry ? dbTimestamp(expiry) : null }
+    if (!isMysql()) {
+      void ApiSession.query()
+        .where('id', session.id)
+        .update(values)
+        .catch(() => {})
+      return
+    }
+    // On MariaDB a driver-level statement: a knex write to api_sessions would empty every
+    // instance's session cache (watchWrites), and a touch changes nothing another instance must
+    // see at once (an expiry it holds is only earlier, and an expiry is re-read before it is
+    // refused). This process's entry is dropped once written: its next request sees the new times.
+    void writeQuery(
+      db.connection(),
+      'UPDATE api_sessions SET last_used_at = ?, expires_at = ? WHERE id = ?',
+      [values.last_used_at, values.expires_at, session.id]
+    ).then(
+      () => startedBus?.cache?.forget(digest),
+      () => {}
+    )
   }
 
   /**
@@ -405,7 +514,7 @@ export class AccessService {
    * is revoked; the given session (and the oauthkey it came from) remain.
    */
   async dropOtherSessions(keep: ApiSession, reason = 'dropAllSessions') {
-    return this.stamps.write(async ({ trx, afterCommit }) => {
+    const dropped = await this.stamps.write(async ({ trx, afterCommit }) => {
       afterCommit(() =>
         emitter.emit('core:sessions_revoked', {
           userId: keep.userId,
@@ -428,6 +537,8 @@ export class AccessService {
       await oauthQuery.update({ revoked_at: now })
       return { sessions: Number(sessions) }
     })
+    await this.sessionsChanged(keep.userId)
+    return dropped
   }
 
   /** A user's open sesskeys, newest first, searched by application name or id, paged in SQL (the console's Users page). */
@@ -469,7 +580,7 @@ export class AccessService {
     reason = 'console',
     by: AuditActor = SYSTEM_ACTOR
   ) {
-    return this.stamps.write(async ({ trx, afterCommit }) => {
+    const revoked = await this.stamps.write(async ({ trx, afterCommit }) => {
       // Its sockets close at once, on every instance, as for dropAllSessions.
       afterCommit(() =>
         emitter.emit('core:sessions_revoked', {
@@ -497,6 +608,8 @@ export class AccessService {
         )
       return Number(updated) === 1
     })
+    if (revoked) await this.sessionsChanged(userId)
+    return revoked
   }
 
   /**
@@ -505,7 +618,7 @@ export class AccessService {
    * so that both worlds agree on "only the current session remains".
    */
   async revokeAllSessionsOf(userId: number, reason: string, by: AuditActor = SYSTEM_ACTOR) {
-    return this.stamps.write(async ({ trx, afterCommit }) => {
+    const revoked = await this.stamps.write(async ({ trx, afterCommit }) => {
       afterCommit(() =>
         emitter.emit('core:sessions_revoked', { userId, keptSessionId: null, reason })
       )
@@ -536,5 +649,7 @@ export class AccessService {
         )
       return { sessions: Number(sessions), oauthkeys: Number(oauthkeys) }
     })
+    await this.sessionsChanged(userId)
+    return revoked
   }
 }
