@@ -379,9 +379,34 @@ export async function parseBody(
   return { params: decodeForm(text), files: [], cleanup: noCleanup }
 }
 
-/** Query string parameters of a request URL. */
+/**
+ * Query strings decoded lately, by their text: a client that polls sends the same URL again and
+ * again (getUserInfo, or getMsgs with the same sstamp, until something changes), and decoding one
+ * cost about as much as the rest of api.php's own work on a getUserInfo. Only flat results (every
+ * value a string, no bracket notation) are kept, of texts up to QUERY_TEXT_MAX characters; each
+ * call gets its own copy. Emptied when full.
+ */
+const QUERY_TEXTS = 1000
+const QUERY_TEXT_MAX = 1024
+const decodedQueries = new Map<string, Readonly<Params>>()
+
+const isFlat = (params: Params) => {
+  for (const key in params) if (typeof params[key] !== 'string') return false
+  return true
+}
+
+/** Query string parameters of a request URL (a new object each call: callers may change it). */
 export function parseQuery(url: string | undefined): Params {
   const index = url?.indexOf('?') ?? -1
   if (!url || index === -1) return {}
-  return decodeForm(url.slice(index + 1))
+  const text = url.slice(index + 1)
+  if (text.length > QUERY_TEXT_MAX) return decodeForm(text)
+  const known = decodedQueries.get(text)
+  if (known !== undefined) return { ...known }
+  const params = decodeForm(text)
+  if (isFlat(params)) {
+    if (decodedQueries.size >= QUERY_TEXTS) decodedQueries.clear()
+    decodedQueries.set(text, Object.freeze({ ...params }))
+  }
+  return params
 }

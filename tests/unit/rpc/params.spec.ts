@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import qs from 'qs'
-import { decodeForm, mergeParams, stringifyLeaves } from '#core/rpc/params'
+import { decodeForm, mergeParams, parseQuery, stringifyLeaves } from '#core/rpc/params'
 import { parseRestrictions } from '#core/auth/restrictions'
 import { RpcError } from '#core/rpc/errors'
 
@@ -81,6 +81,24 @@ test.group('PHP bracket notation', () => {
     const decoded = decodeForm(names.join('&'))
     assert.lengthOf(Object.keys(decoded), 20_000)
     assert.strictEqual(decoded.n19999, '')
+  })
+
+  test('a query string read again: the same parameters, in an object of its own', ({ assert }) => {
+    const url = '/live/api.php?req=getUserInfo&o_u=ada&sesskey=k-1&note=a+b'
+    const first = parseQuery(url)
+    first.o_u = 'changed by a caller'
+    delete first.note
+    const again = parseQuery(url)
+    assert.notStrictEqual(again, first)
+    assert.deepEqual(again, { req: 'getUserInfo', o_u: 'ada', sesskey: 'k-1', note: 'a b' })
+    assert.isFalse(Object.isFrozen(again))
+    // Bracket notation makes nested objects: decoded anew each time, never shared.
+    const nested = '/live/api.php?req=x&fieldValues[5]=a'
+    const one = parseQuery(nested)
+    one.fieldValues.five = 'changed'
+    assert.deepEqual(parseQuery(nested), { req: 'x', fieldValues: { 5: 'a' } })
+    assert.deepEqual(parseQuery('/live/api.php'), {})
+    assert.deepEqual(parseQuery(undefined), {})
   })
 
   test('JSON leaves become strings, as PHP sees them', ({ assert }) => {
