@@ -130,6 +130,8 @@ export class OutboxPump {
    */
   wake(openUntil = 0, reclaim = false) {
     if (this.stopped) return
+    // Held back for the writes: its timer looks again (a plain kick changes nothing meanwhile).
+    if (this.yieldTimer && openUntil <= this.openUntil && !reclaim) return
     this.openUntil = Math.max(this.openUntil, openUntil)
     if (reclaim) this.reclaim = true
     if (this.running) {
@@ -243,7 +245,10 @@ export class OutboxPump {
     )
     if (affected(result) === wanted.length) return { rows: wanted, more, limited }
     // Another process won some of them: keep the ones carrying this claim's token.
-    const won = await readQuery(`SELECT id FROM ${DELIVERIES} WHERE lease_token = ?`, [token])
+    const won = await readQuery(
+      `SELECT id FROM ${DELIVERIES} WHERE id IN (${marks}) AND lease_token = ?`,
+      [...ids, token]
+    )
     const mine = new Set(won.map((row) => Number(row.id)))
     return { rows: wanted.filter((row) => mine.has(Number(row.id))), more, limited }
   }

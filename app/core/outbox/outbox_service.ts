@@ -78,6 +78,8 @@ export class OutboxService {
   private lastPrune = 0
   /** Local wake-ups scheduled (in-process queue), one timer per kick window. */
   private timers = new Map<number, NodeJS.Timeout>()
+  /** The queue is the in-process one (known after the first kick): kicks due now wake the pump at once. */
+  private inProcessQueue = false
   /** The web process with OUTBOX_SENDER=process: where its sends run. */
   private remoteSender: RemoteSender | null = null
   /** The sending process: kicks are its web process's to answer (that process claims). */
@@ -169,31 +171,24 @@ export class OutboxService {
   ): Promise<number> {
     if (entries.length === 0) return 0
     const now = Date.now()
-    const rows = entries.map((entry) => ({
-      channel: entry.channel,
-      recipient: entry.recipient,
-      idempotency_key: entry.idempotencyKey,
-      order_key: entry.orderKey ?? null,
-      event_type: entry.eventType,
-      payload: JSON.stringify(entry.payload),
-      state: 'pending',
-      attempts: 0,
-      max_attempts: entry.maxAttempts ?? this.settings.maxAttempts,
-      next_attempt_at: dueAt(entry, now),
-      created_at: now,
-      updated_at: now,
-    }))
-    // A key already written (a writer staged the same change twice) is skipped, not an error.
-    const ignore = client.dialect.name === 'mysql' ? 'INSERT IGNORE' : 'INSERT OR IGNORE'
-    const columns = Object.keys(rows[0]) as (keyof (typeof rows)[number])[]
-    for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-      const slice = rows.slice(start, start + INSERT_CHUNK)
-      const marks = `(${columns.map(() => '?').join(', ')})`
-      await writeQuery(
-        client,
-        `${ignore} INTO ${DELIVERIES} (${columns.join(', ')}) VALUES ${slice.map(() => marks).join(', ')}`,
-        slice.flatMap((row) => columns.map((column) => row[column]))
-      )
+    const mysql = client.dialect.name === 'mysql'
+    for (let start = 0; start < entries.length; start += INSERT_CHUNK) {
+      const slice = entries.slice(start, start + INSERT_CHUNK)
+      const bindings: unknown[] = []
+      for (const entry of slice)
+        bindings.push(
+          entry.channel,
+          entry.recipient,
+          entry.idempotencyKey,
+          entry.orderKey ?? null,
+          entry.eventType,
+          JSON.stringify(entry.payload),
+          entry.maxAttempts ?? this.settings.maxAttempts,
+          dueAt(entry, now),
+          now,
+          now
+        )
+      await writeQuery(client, insertSql(mysql, slice.length), bindings)
     }
     // One kick for the write, whatever its number of deliveries, and not awaited: the write
     // answers without waiting for the queue (a Redis round trip with BullMQ). A kick lost here (a
@@ -214,6 +209,8 @@ export class OutboxService {
    */
   kick(at = Date.now(), reclaim = false) {
     if (this.kickForwarder) return this.kickForwarder(at, reclaim)
+    // The in-process queue, due now (every write's kick): this process's pump, without a promise.
+    if (this.inProcessQueue && at <= Date.now()) return this.pump.wake(0, reclaim)
     this.kickAsync(at, reclaim).catch((error) =>
       this.logger.warn({ err: error }, 'outbox: kick failed; the sweeper will kick again')
     )
@@ -224,6 +221,7 @@ export class OutboxService {
     const now = Date.now()
     const window = Math.ceil(Math.max(at, now) / KICK_WINDOW_MS) * KICK_WINDOW_MS
     if (queue.driverKind === 'memory') {
+      this.inProcessQueue = true
       if (at <= now) return this.pump.wake(0, reclaim)
       if (this.timers.has(window)) return
       const handle = setTimeout(
@@ -420,6 +418,27 @@ export class OutboxService {
     for (const handle of this.timers.values()) clearTimeout(handle)
     this.timers.clear()
   }
+}
+
+/** INSERT texts by dialect and row count (a write stages the same few shapes again and again). */
+const insertTexts = new Map<string, string>()
+
+/**
+ * Inserts `count` deliveries, pending: a key already written (a writer staged the same change
+ * twice) is skipped, not an error.
+ */
+function insertSql(mysql: boolean, count: number) {
+  const key = `${mysql}:${count}`
+  let sql = insertTexts.get(key)
+  if (!sql) {
+    const row = `(?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`
+    sql =
+      `${mysql ? 'INSERT IGNORE' : 'INSERT OR IGNORE'} INTO ${DELIVERIES} (channel, recipient,` +
+      ` idempotency_key, order_key, event_type, payload, state, attempts, max_attempts,` +
+      ` next_attempt_at, created_at, updated_at) VALUES ${Array(count).fill(row).join(', ')}`
+    insertTexts.set(key, sql)
+  }
+  return sql
 }
 
 /** When an entry may first be sent: now, or its notBefore when later. */

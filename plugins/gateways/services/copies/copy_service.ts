@@ -16,7 +16,8 @@ import { MailOutService } from '../mail_out/mail_out_service.js'
 import { SmsOutboxService } from '../sms_outbox_service.js'
 import { displayName, senderIdsOf, smsNumber } from './recipients.js'
 
-type MemberRow = Record<string, any>
+/** A member who may want a copy, with its book userPrefs parsed once per transaction. */
+type MemberRow = Record<string, any> & { prefs: Record<string, unknown> }
 
 const SUBJECT_LENGTH = 80
 const SMS_LENGTH = 300
@@ -63,12 +64,7 @@ export class CopyService {
     const readers = await this.copyReaders(event.bookId, client)
     const members = readers.filter((member) => !senders.has(Number(member.user_id)))
     if (members.length === 0) return []
-    const [book] = await readQuery(
-      'SELECT b.owner_prefs, b.archived, u.code, u.first_name, u.last_name FROM books b' +
-        ' LEFT JOIN users u ON u.id = ? WHERE b.id = ?',
-      [event.row.creator_id, event.bookId],
-      client
-    )
+    const book = await this.bookAndCreator(event.bookId, Number(event.row.creator_id), client)
     if (!book) return []
     const archived = Boolean(Number(book.archived))
     const title = String(
@@ -84,27 +80,28 @@ export class CopyService {
     const text = event.row.msg ?? ''
     const replyTo = bookAddress({ b_o: event.b_o, b_c: event.b_c })
     const entries: OutboxEntry[] = []
+    // The same mail for every member but its address: made once.
+    let mail: { subject: string; text: string; headers: Record<string, string> } | null = null
     for (const member of members) {
-      const prefs = typedPrefs(
-        USER_PREF_KINDS,
-        USER_PREF_DEFAULTS,
-        parseJson(member.user_prefs, null)
-      )
+      const prefs = member.prefs
       if (archived && prefs.notifyWhenMsgInArchivedBook !== true) continue
       const userId = Number(member.user_id)
       if (prefs.notifyEmailCopy === true && member.email && this.mailOut.enabled) {
+        mail ??= {
+          subject: `[${title}] ${cut(firstLine(text) || '(no text)', SUBJECT_LENGTH)}`,
+          text: mailText({ sender, title, text, body: event.row.msg_body, replyTo }),
+          headers: {
+            // RFC 3834: out-of-office robots do not answer it (their answer would land in the book).
+            'Auto-Submitted': 'auto-generated',
+            'X-Quire-Book': `${event.b_o}/${event.b_c}`,
+            'X-Quire-Message': String(smid),
+          },
+        }
         entries.push(
           this.mailOut.entry({
             to: String(member.email),
-            subject: `[${title}] ${cut(firstLine(text) || '(no text)', SUBJECT_LENGTH)}`,
-            text: mailText({ sender, title, text, body: event.row.msg_body, replyTo }),
+            ...mail,
             ...(replyTo ? { replyTo } : {}),
-            headers: {
-              // RFC 3834: out-of-office robots do not answer it (their answer would land in the book).
-              'Auto-Submitted': 'auto-generated',
-              'X-Quire-Book': `${event.b_o}/${event.b_c}`,
-              'X-Quire-Message': String(smid),
-            },
             idempotencyKey: `copy:${smid}:user:${userId}`,
             eventType: 'message.copy',
           })
@@ -148,15 +145,42 @@ export class CopyService {
           ` AND m.user_prefs LIKE '%Copy%'`,
         [bookId, false],
         client
+      ).then((rows) =>
+        rows.map((row) => ({
+          ...row,
+          prefs: typedPrefs(USER_PREF_KINDS, USER_PREF_DEFAULTS, parseJson(row.user_prefs, null)),
+        }))
       )
       byBook.set(bookId, readers)
     }
     return readers
   }
 
+  /** The book's prefs and the message's creator, read once per transaction, book and creator. */
+  private bookAndCreator(bookId: number, creatorId: number, client: QueryClientContract) {
+    let byKey = this.booksByTransaction.get(client)
+    if (!byKey) this.booksByTransaction.set(client, (byKey = new Map()))
+    const key = `${bookId}:${creatorId}`
+    let book = byKey.get(key)
+    if (!book) {
+      book = readQuery(
+        'SELECT b.owner_prefs, b.archived, u.code, u.first_name, u.last_name FROM books b' +
+          ' LEFT JOIN users u ON u.id = ? WHERE b.id = ?',
+        [creatorId, bookId],
+        client
+      ).then(([row]) => row)
+      byKey.set(key, book)
+    }
+    return book
+  }
+
   private readersByTransaction = new WeakMap<
     QueryClientContract,
     Map<number, Promise<MemberRow[]>>
+  >()
+  private booksByTransaction = new WeakMap<
+    QueryClientContract,
+    Map<string, Promise<Record<string, any> | undefined>>
   >()
 }
 
