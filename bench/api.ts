@@ -12,12 +12,16 @@
  * DATA_DIR may hold a previous run (the bench user is then reused); BENCH_BEFORE_SERVER: another
  * build's bin/server.js (an earlier commit's, made with its own `node bin/start.js --build-only`),
  * whose getUserInfo ahead of the router is measured in the same interleaved rounds: before/after
- * under the same load.
+ * under the same load. BENCH_INPROCESS=1: instead of the loopback rounds, the JavaScript of a
+ * getUserInfo alone, in each build's own process (bench/lib/api_inprocess.js: fake requests, no
+ * sockets), this build and BENCH_BEFORE_SERVER's alternating, BENCH_ROUNDS runs of 8 rounds.
  */
 import autocannon from 'autocannon'
-import { spawn } from 'node:child_process'
-import { resolve as resolvePath } from 'node:path'
+import { execFileSync, spawn } from 'node:child_process'
+import { copyFileSync } from 'node:fs'
+import { dirname, join, resolve as resolvePath } from 'node:path'
 import {
+  ROOT,
   ace,
   benchEnv,
   buildCompiled,
@@ -52,6 +56,38 @@ async function load(url: string, seconds: number, cpuMs: () => number): Promise<
     p99: result.latency.p99,
     errors: result.errors,
     non2xx: result.non2xx,
+  }
+}
+
+/**
+ * BENCH_INPROCESS: each build's api_inprocess run, the builds alternating; the minimum and the
+ * median of each build's rounds (CPU µs per getUserInfo).
+ */
+function inProcess(query: string, builds: Record<string, string>) {
+  const measured = new Map<string, number[]>(Object.keys(builds).map((name) => [name, []]))
+  for (const server of Object.values(builds))
+    copyFileSync(
+      join(ROOT, 'bench/lib/api_inprocess.js'),
+      join(dirname(server), 'api_inprocess.js')
+    )
+  for (let run = 0; run < rounds; run++) {
+    for (const [name, server] of Object.entries(builds)) {
+      const output = execFileSync(process.execPath, [join(dirname(server), 'api_inprocess.js')], {
+        cwd: ROOT,
+        env: { ...env, HARNESS_QUERY: query, PORT: '0', HOST: '127.0.0.1' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }).toString()
+      const { cpuUs } = JSON.parse(output.trim().split('\n').at(-1)!) as { cpuUs: number[] }
+      measured.get(name)!.push(...cpuUs)
+      console.log(`${name}: ${cpuUs.map((us) => us.toFixed(1)).join(' ')} µs`)
+    }
+  }
+  for (const [name, list] of measured) {
+    const sorted = [...list].sort((a, b) => a - b)
+    console.log(
+      `${name}: CPU per getUserInfo in-process, min ${sorted[0].toFixed(2)} µs, median ` +
+        `${sorted[Math.floor(sorted.length / 2)].toFixed(2)} µs (${list.length} rounds)`
+    )
   }
 }
 
@@ -125,6 +161,11 @@ try {
       throw new Error(`getUserInfo on BENCH_BEFORE_SERVER failed: ${beforeSample}`)
   }
 
+  if (process.env.BENCH_INPROCESS === '1') {
+    await Promise.all([quire.stop(), router.stop(), before?.stop()])
+    inProcess(query.toString(), { 'this build': compiled, ...(BEFORE ? { before: BEFORE } : {}) })
+    process.exit(0)
+  }
   const bare = await startBareServer(sample)
   try {
     console.log(
