@@ -11,7 +11,8 @@ export interface WritesFirstSettings {
 /**
  * "Writes first" (docs/outbox.md): while writes saturate this process, its
  * pump claims at most `saturatedRate` deliveries a second (a token bucket
- * holding a fifth of a second's worth), so deliveries never slow the writes
+ * holding a fifth of a second's worth, claimed when full: a claim costs about
+ * the same for one row as for twenty), so deliveries never slow the writes
  * that cause them; they go on at that pace and catch up at full speed once
  * the writes let up. Otherwise the pump claims all it has room for.
  */
@@ -40,7 +41,11 @@ export class WritesFirst {
     )
     this.refilledAt = now
     this.limited = this.load.saturated(this.settings.threshold)
-    return this.limited ? Math.min(wanted, Math.floor(this.tokens)) : wanted
+    if (!this.limited) return wanted
+    // A claim costs about as much for one row as for twenty: claim when the bucket is full.
+    return this.tokens >= Math.min(wanted, this.capacity)
+      ? Math.min(wanted, Math.floor(this.tokens))
+      : 0
   }
 
   /** The claim took `count` deliveries: they count against the share while saturated. */
@@ -48,8 +53,9 @@ export class WritesFirst {
     if (this.limited) this.tokens -= count
   }
 
-  /** When to ask again after an allowance of 0: the time one delivery's share takes. */
+  /** When to ask again after an allowance of 0: when the bucket is full again. */
   retryMs() {
-    return Math.max(10, Math.ceil(1000 / Math.max(1, this.settings.saturatedRate)))
+    const missing = Math.max(0, this.capacity - this.tokens)
+    return Math.max(10, Math.ceil((missing * 1000) / this.settings.saturatedRate))
   }
 }
