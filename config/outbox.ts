@@ -39,14 +39,15 @@ const outboxConfig = {
   /** The sending process's niceness: 0 is the web process's priority, 19 only idle CPU. */
   senderNice: env.get('OUTBOX_SENDER_NICE', 10),
   /**
-   * Writes first (docs/outbox.md): while writes keep a process's event loop, or every core of the
-   * machine, at least 90 % busy, its pump claims at most this many deliveries a second (they
-   * catch up at full speed once the writes let up), so a write never slows for the deliveries it
-   * causes. 0 turns the limit off.
+   * Writes first (docs/outbox.md), off by default: with a delay (ms), while writes keep a
+   * process's event loop, or every core of the machine, at least 90 % busy, a delivery waits
+   * until it has been due that long, so a burst of writes is not slowed by the deliveries it
+   * causes. The default (0) sends at once: deliveries then keep pace with saturating writes
+   * (p99 in milliseconds) at the writes' expense.
    */
   writesFirst:
-    env.get('OUTBOX_SATURATED_RATE', 100) > 0
-      ? { saturatedRate: env.get('OUTBOX_SATURATED_RATE', 100), threshold: 0.9 }
+    env.get('OUTBOX_SATURATED_DELAY_MS', 0) > 0
+      ? { maxDelayMs: env.get('OUTBOX_SATURATED_DELAY_MS', 0), threshold: 0.9 }
       : null,
 }
 

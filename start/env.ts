@@ -106,8 +106,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   OUTBOX_SENDS_PER_RECIPIENT: Env.schema.number.optional(),
   OUTBOX_SENDER: Env.schema.enum.optional(['process', 'inline'] as const),
   OUTBOX_SENDER_NICE: Env.schema.number.optional(),
-  /** Deliveries a second a process still claims while writes saturate it (docs/outbox.md, "Writes first"); 0: no limit. */
-  OUTBOX_SATURATED_RATE: Env.schema.number.optional(),
+  /** How long (ms) a delivery may wait while writes saturate its process (docs/outbox.md, "Writes first"); 0: never held. */
+  OUTBOX_SATURATED_DELAY_MS: Env.schema.number.optional(),
 
   /** Webhooks (plugins/webhooks/README.md): request timeout (ms), ranges allowed despite the address check, failed deliveries before a subscription is disabled. */
   WEBHOOKS_TIMEOUT_MS: Env.schema.number.optional(),

@@ -30,9 +30,12 @@ export class Foreground {
   constructor(private machine: MachineLoad = new MachineCpu()) {}
   private sampler: NodeJS.Timeout | null = null
 
+  /** Someone asked (writes first is on): only then is the load sampled. */
+  private asked = false
+
   beginWrite() {
     this.writing++
-    if (!this.sampler) this.startSampling()
+    if (this.asked && !this.sampler) this.startSampling()
   }
 
   endWrite() {
@@ -45,6 +48,10 @@ export class Foreground {
    * event loop was busy at least `threshold` (0-1) of the last 100 ms.
    */
   saturated(threshold: number): boolean {
+    if (!this.asked) {
+      this.asked = true
+      if (this.writing > 0) this.startSampling()
+    }
     if (this.writing === 0 && performance.now() - this.lastWrite > SAMPLE_MS * WINDOW) return false
     if (this.samples.length === 0) return false
     let sum = 0

@@ -48,7 +48,7 @@ export interface PumpHost {
    * only the sends (channel `prepare` and `send`) run there.
    */
   remote(): RemoteSender | null
-  /** How much the pump may claim while writes saturate this process (null: no limit). */
+  /** How long deliveries may wait while writes saturate this process (null: never held back). */
   writesFirst: WritesFirst | null
 }
 
@@ -163,8 +163,8 @@ export class OutboxPump {
   }
 
   /**
-   * Writes saturate this process and the pump has used its share: it looks
-   * again in `delay` ms (one timer, however many kicks meanwhile).
+   * Writes saturate this process and deliveries wait: the pump looks again in
+   * `delay` ms (one timer, however many kicks meanwhile).
    */
   private yieldToWrites(delay: number) {
     if (this.yieldTimer) return
@@ -179,24 +179,24 @@ export class OutboxPump {
       this.again = false
       const startedAt = Date.now()
       if (this.stopped) return
-      const slots = Math.min(BATCH, this.host.slots.room)
-      if (slots === 0) this.starved = true
+      const room = Math.min(BATCH, this.host.slots.room)
+      if (room === 0) this.starved = true
       const writesFirst = this.host.writesFirst
-      const room = writesFirst && slots > 0 ? writesFirst.allowance(slots) : slots
-      if (room < slots) this.yieldToWrites(writesFirst!.retryMs())
+      const dueBy = writesFirst ? writesFirst.dueBy(startedAt) : startedAt
+      // Writes saturate the process: only what waited long enough goes now, the timer looks again.
+      const held = dueBy < startedAt
+      if (held) this.yieldToWrites(writesFirst!.retryMs())
       if (room > 0) {
         const reclaim = this.reclaim
         this.reclaim = false
-        const { rows, more, limited } = await this.claim(room, startedAt, reclaim)
-        writesFirst?.took(rows.length)
+        const { rows, more, limited } = await this.claim(room, startedAt, reclaim, dueBy)
         // Rows left for want of room: every send that ends looks again, until a claim leaves
         // none (set before the sends start: one may end before start() returns).
-        this.starved = limited && room === slots
+        this.starved = limited
         if (rows.length) await this.start(rows)
-        if (more && room === slots && this.host.slots.room > 0) continue
+        if (more && this.host.slots.room > 0) continue
       }
-      // Held back for the writes: the timer looks again (with the window still open).
-      if (room < slots) return
+      if (held) return
       if (this.again) continue
       if (startedAt <= this.openUntil) {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS))
@@ -206,11 +206,15 @@ export class OutboxPump {
     }
   }
 
-  /** Up to `limit` due deliveries, claimed for this process (lease and token). */
+  /**
+   * Up to `limit` deliveries due by `dueBy` (now, or earlier while writes
+   * saturate the process), claimed for this process (lease and token).
+   */
   private async claim(
     limit: number,
     now: number,
-    reclaim: boolean
+    reclaim: boolean,
+    dueBy = now
   ): Promise<{ rows: DeliveryRow[]; more: boolean; limited: boolean }> {
     const saturated = this.host.slots.saturated()
     // Only channels this process can send (a process without a plugin leaves its rows to others).
@@ -220,8 +224,8 @@ export class OutboxPump {
       return { rows: [], more: false, limited: false }
     const candidates =
       saturated.length && !reclaim
-        ? await this.dueWithRoom(limit, now, channels)
-        : await this.due(limit, now, channels, reclaim, saturated)
+        ? await this.dueWithRoom(limit, dueBy, channels)
+        : await this.due(limit, now, dueBy, channels, reclaim, saturated)
     const more = candidates.length === limit
     // A recipient gets no more than its room (a slow one must not take the batch).
     const budget = new Map<string, number>()
@@ -241,7 +245,7 @@ export class OutboxPump {
       `UPDATE ${DELIVERIES} SET state = 'sending', attempts = attempts + 1, lease_until = ?,` +
         ` lease_token = ?, updated_at = ? WHERE id IN (${marks})` +
         ` AND ((state = 'pending' AND next_attempt_at <= ?) OR (state = 'sending' AND lease_until < ?))`,
-      [now + this.host.settings.leaseMs, token, now, ...ids, now, now]
+      [now + this.host.settings.leaseMs, token, now, ...ids, dueBy, now]
     )
     if (affected(result) === wanted.length) return { rows: wanted, more, limited }
     // Another process won some of them: keep the ones carrying this claim's token.
@@ -262,13 +266,14 @@ export class OutboxPump {
   private async due(
     limit: number,
     now: number,
+    dueBy: number,
     channels: string[],
     reclaim: boolean,
     skip: string[]
   ): Promise<DeliveryRow[]> {
     const due = `(d.state = 'pending' AND d.next_attempt_at <= ?)`
     const lapsed = `(d.state = 'sending' AND d.lease_until < ?)`
-    const bindings: unknown[] = reclaim ? [now, now] : [now]
+    const bindings: unknown[] = reclaim ? [dueBy, now] : [dueBy]
     bindings.push(...channels)
     let sql =
       `SELECT d.* FROM ${DELIVERIES} d WHERE ${reclaim ? `(${due} OR ${lapsed})` : due}` +
@@ -290,7 +295,7 @@ export class OutboxPump {
    * each), then one index range per recipient with room, at most its room
    * each, merged oldest first.
    */
-  private async dueWithRoom(limit: number, now: number, channels: string[]) {
+  private async dueWithRoom(limit: number, dueBy: number, channels: string[]) {
     const withRoom: string[] = []
     let last = ''
     for (;;) {
@@ -315,7 +320,7 @@ export class OutboxPump {
       ranges.join(' UNION ALL '),
       withRoom.flatMap((recipient) => [
         recipient,
-        now,
+        dueBy,
         ...channels,
         Math.min(limit, this.host.slots.roomFor(recipient)),
       ])

@@ -26,7 +26,7 @@ export interface OutboxSettings {
   /** Sends in flight in one process, in all and per recipient (SendSlots). */
   sends: number
   sendsPerRecipient: number
-  /** The pump's share while writes saturate the process (null: it never holds back). */
+  /** How long deliveries may wait while writes saturate the process (null: never held back). */
   writesFirst: WritesFirstSettings | null
 }
 

@@ -1,61 +1,36 @@
-import { performance } from 'node:perf_hooks'
 import { foreground as processForeground, type Foreground } from '#core/foreground'
 
 export interface WritesFirstSettings {
-  /** Deliveries a second this process's pump may still claim while writes saturate it. */
-  saturatedRate: number
-  /** The event loop's busy share (0-1) from which writes saturate the process. */
+  /** How long a delivery may wait while writes saturate this process (ms). */
+  maxDelayMs: number
+  /** The busy share (0-1) from which writes saturate the process (Foreground.saturated). */
   threshold: number
 }
 
+/** While deliveries are held back, how often the pump looks for those that waited long enough. */
+const HELD_POLL_MS = 50
+
 /**
  * "Writes first" (docs/outbox.md): while writes saturate this process, its
- * pump claims at most `saturatedRate` deliveries a second (a token bucket
- * holding a fifth of a second's worth, claimed when full: a claim costs about
- * the same for one row as for twenty), so deliveries never slow the writes
- * that cause them; they go on at that pace and catch up at full speed once
- * the writes let up. Otherwise the pump claims all it has room for.
+ * pump claims only deliveries that have been due for `maxDelayMs`; the
+ * others wait, so a burst of writes is not slowed by the deliveries it
+ * causes, and none waits longer than that (plus a poll). Claims held back
+ * then take many rows at once when they go, which costs less than one small
+ * claim per write. Not saturated: everything due is claimed at once.
  */
 export class WritesFirst {
-  private tokens: number
-  private refilledAt = performance.now()
-  private limited = false
-
   constructor(
     private settings: WritesFirstSettings,
     private load: Foreground = processForeground
-  ) {
-    this.tokens = this.capacity
+  ) {}
+
+  /** The latest due time a claim made now may take (`now` unless writes saturate the process). */
+  dueBy(now: number): number {
+    return this.load.saturated(this.settings.threshold) ? now - this.settings.maxDelayMs : now
   }
 
-  private get capacity() {
-    return Math.max(1, this.settings.saturatedRate / 5)
-  }
-
-  /** How many of `wanted` deliveries may be claimed now (0: wait `retryMs()`). */
-  allowance(wanted: number): number {
-    const now = performance.now()
-    this.tokens = Math.min(
-      this.capacity,
-      this.tokens + ((now - this.refilledAt) * this.settings.saturatedRate) / 1000
-    )
-    this.refilledAt = now
-    this.limited = this.load.saturated(this.settings.threshold)
-    if (!this.limited) return wanted
-    // A claim costs about as much for one row as for twenty: claim when the bucket is full.
-    return this.tokens >= Math.min(wanted, this.capacity)
-      ? Math.min(wanted, Math.floor(this.tokens))
-      : 0
-  }
-
-  /** The claim took `count` deliveries: they count against the share while saturated. */
-  took(count: number) {
-    if (this.limited) this.tokens -= count
-  }
-
-  /** When to ask again after an allowance of 0: when the bucket is full again. */
+  /** After a claim held back (dueBy < now): when to look again. */
   retryMs() {
-    const missing = Math.max(0, this.capacity - this.tokens)
-    return Math.max(10, Math.ceil((missing * 1000) / this.settings.saturatedRate))
+    return Math.min(HELD_POLL_MS, this.settings.maxDelayMs)
   }
 }

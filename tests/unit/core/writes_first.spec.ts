@@ -18,6 +18,7 @@ test.group('Foreground (writes first)', () => {
     assert,
   }) => {
     const foreground = new Foreground({ busy: () => 0, close() {} })
+    assert.isFalse(foreground.saturated(0.9), 'nothing sampled before anyone asked')
     foreground.beginWrite()
     await busyFor(200)
     assert.isTrue(foreground.saturated(0.9))
@@ -31,6 +32,7 @@ test.group('Foreground (writes first)', () => {
   }) => {
     let machineBusy = 0
     const foreground = new Foreground({ busy: () => machineBusy, close() {} })
+    foreground.saturated(0.9)
     foreground.beginWrite()
     await sleep(150)
     assert.isFalse(foreground.saturated(0.9))
@@ -42,35 +44,27 @@ test.group('Foreground (writes first)', () => {
 
   test('busy without writes is not saturated', async ({ assert }) => {
     const foreground = new Foreground({ busy: () => 1, close() {} })
+    foreground.saturated(0.5)
     await busyFor(150)
     assert.isFalse(foreground.saturated(0.5))
   })
 })
 
 test.group('WritesFirst', () => {
-  test('claims all it has room for unless saturated; then at most its rate, refilled with time', async ({
+  test('claims everything due unless writes saturate the process; then only what waited long enough', ({
     assert,
   }) => {
     let saturated = false
-    const writesFirst = new WritesFirst({ saturatedRate: 100, threshold: 0.9 }, {
-      saturated: () => saturated,
+    const writesFirst = new WritesFirst({ maxDelayMs: 500, threshold: 0.9 }, {
+      saturated: (threshold: number) => {
+        assert.equal(threshold, 0.9)
+        return saturated
+      },
     } as any)
-    assert.equal(writesFirst.allowance(100), 100)
-    writesFirst.took(100)
-    // Not saturated: nothing was counted against the share.
+    assert.equal(writesFirst.dueBy(10_000), 10_000)
     saturated = true
-    assert.equal(writesFirst.allowance(100), 20, 'a fifth of a second of the rate')
-    writesFirst.took(20)
-    assert.equal(writesFirst.allowance(100), 0)
-    assert.closeTo(writesFirst.retryMs(), 200, 5, 'until the bucket is full again')
-    await sleep(100)
-    assert.equal(writesFirst.allowance(100), 0, 'half full: not yet')
-    assert.equal(writesFirst.allowance(5), 5, 'a small claim fits')
-    writesFirst.took(5)
-    await sleep(Math.max(10, writesFirst.retryMs()) + 20)
-    assert.equal(writesFirst.allowance(100), 20)
-    writesFirst.took(20)
-    saturated = false
-    assert.equal(writesFirst.allowance(50), 50)
+    assert.equal(writesFirst.dueBy(10_000), 9_500)
+    assert.equal(writesFirst.retryMs(), 50)
+    assert.equal(new WritesFirst({ maxDelayMs: 20, threshold: 0.9 }).retryMs(), 20)
   })
 })
