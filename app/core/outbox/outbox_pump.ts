@@ -116,6 +116,8 @@ export class OutboxPump {
   private flushTimer: NodeJS.Timeout | null = null
   private flushing: Promise<void> = Promise.resolve()
   private wakeTimer: NodeJS.Timeout | null = null
+  /** Where dueWithRoom's walk of the recipients goes on (after this one). */
+  private recipientCursor = ''
   /** Claims held back while writes saturate this process: when to look again. */
   private yieldTimer: NodeJS.Timeout | null = null
   /** A graceful stop began: nothing more is claimed. */
@@ -296,18 +298,30 @@ export class OutboxPump {
    * each, merged oldest first.
    */
   private async dueWithRoom(limit: number, dueBy: number, channels: string[]) {
+    // At most `limit` recipients (one statement's ranges), from where the last claim stopped
+    // and around: with more recipients than that, each one's turn comes.
     const withRoom: string[] = []
-    let last = ''
-    for (;;) {
+    const start = this.recipientCursor
+    let last = start
+    let wrapped = false
+    while (withRoom.length < limit) {
       const [next] = await readQuery(
         `SELECT recipient FROM ${DELIVERIES} WHERE state = 'pending' AND recipient > ?` +
           ` ORDER BY recipient LIMIT 1`,
         [last]
       )
-      if (!next) break
+      // Past the start again (the database's collation decides the order: a recipient seen twice ends it too).
+      if (next && wrapped && (next.recipient > start || withRoom.includes(next.recipient))) break
+      if (!next) {
+        if (wrapped || start === '') break
+        wrapped = true
+        last = ''
+        continue
+      }
       last = next.recipient
       if (this.host.slots.roomFor(last) > 0) withRoom.push(last)
     }
+    this.recipientCursor = withRoom.length === limit ? last : ''
     if (withRoom.length === 0) return []
     const marks = channels.map(() => '?').join(', ')
     const ranges = withRoom.map(

@@ -13,13 +13,17 @@ import { waitFor } from '#tests/helpers/queue'
  * directly), each with a channel of this test's only, so other tests'
  * deliveries in the table are never sent by them and never looked at.
  */
-async function pump(answer: (delivery: OutboxDelivery) => AttemptResult | Promise<AttemptResult>) {
+async function pump(
+  answer: (delivery: OutboxDelivery) => AttemptResult | Promise<AttemptResult>,
+  settings: Partial<OutboxService['settings']> = {}
+) {
   const shared = await app.container.make(OutboxService)
   const sent: OutboxDelivery[] = []
   const queue = { driverKind: 'bullmq', dispatch: async () => ({}) } as unknown as QueueService
   const outbox = new OutboxService(db, async () => queue, await app.container.make('logger'), {
     ...shared.settings,
     backoff: { baseMs: 60_000, factor: 3, maxMs: 60_000, jitter: 0 },
+    ...settings,
   })
   const channel = `pump-${randomUUID().slice(0, 8)}`
   outbox.registerChannel(channel, {
@@ -152,5 +156,68 @@ test.group('outbox pump', (group) => {
     const [after] = await rows()
     assert.equal(after.state, 'delivered')
     assert.equal(Number(after.attempts), 2)
+  })
+
+  test('a recipient without room holds nobody else: with more recipients than a claim takes, each gets its turn', async ({
+    assert,
+  }) => {
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const { outbox, sent, entry, stage, rows } = await pump(async (delivery) => {
+      if (delivery.recipient === 'a-slow') await released
+      return delivered()
+    })
+    // The slow recipient's rows come first (its name and its ids), then 600 recipients one each
+    // (more than one statement may name on SQLite: 500 compound terms).
+    await stage(
+      Array.from({ length: 20 }, (_, index) => entry(`s${index}`, { recipient: 'a-slow' }))
+    )
+    await stage(
+      Array.from({ length: 600 }, (_, index) =>
+        entry(`r${index}`, { recipient: `r${String(index).padStart(3, '0')}` })
+      )
+    )
+    outbox.pump.wake()
+    const others = () => sent.filter((delivery) => delivery.recipient !== 'a-slow')
+    await waitFor(async () => others().length === 600, 20_000, 'every other recipient served')
+    // Only the slow one's room went to it meanwhile.
+    assert.equal(sent.length - others().length, outbox.settings.sendsPerRecipient)
+    release()
+    await waitFor(async () => sent.length === 620, 20_000, 'the slow one served once it answers')
+    await outbox.pump.settled()
+    assert.equal(new Set(sent.map((delivery) => delivery.id)).size, 620, 'each sent once')
+    assert.isTrue((await rows()).every((row) => row.state === 'delivered'))
+  })
+
+  test('writes first: while writes saturate the process, a delivery waits until it has been due for the delay', async ({
+    assert,
+  }) => {
+    const delayMs = 400
+    const { outbox, sent, entry, stage } = await pump(delivered, {
+      // Threshold 0: any write in the last 100 ms saturates (the load itself is not under test here).
+      writesFirst: { maxDelayMs: delayMs, threshold: 0 },
+    })
+    const sentAt = new Map<string, number>()
+    const stagedAt = new Map<string, number>()
+    const { foreground } = await import('#core/foreground')
+    foreground.saturated(0)
+    foreground.beginWrite()
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 60)) // the first load samples
+      stagedAt.set('held', Date.now())
+      await stage([entry('held')])
+      outbox.pump.wake()
+      await waitFor(async () => sent.length === 1, 10_000, 'the held delivery sent after the delay')
+      sentAt.set('held', Date.now())
+    } finally {
+      foreground.endWrite()
+    }
+    assert.isAtLeast(sentAt.get('held')! - stagedAt.get('held')!, delayMs - 5)
+    // No write any more: the next one is not held back.
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    await stage([entry('free')])
+    outbox.pump.wake()
+    await waitFor(async () => sent.length === 2, 10_000, 'the next delivery sent')
+    await outbox.pump.settled()
   })
 })
