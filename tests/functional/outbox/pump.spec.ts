@@ -3,6 +3,7 @@ import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import app from '@adonisjs/core/services/app'
 import { OutboxService } from '#core/outbox/outbox_service'
+import { foreground } from '#core/foreground'
 import type { AttemptResult, OutboxDelivery, OutboxEntry } from '#core/outbox/types'
 import type { QueueService } from '#core/services/queue_service'
 import { waitFor } from '#tests/helpers/queue'
@@ -186,7 +187,8 @@ test.group('outbox pump', (group) => {
     await waitFor(async () => sent.length === 620, 20_000, 'the slow one served once it answers')
     await outbox.pump.settled()
     assert.equal(new Set(sent.map((delivery) => delivery.id)).size, 620, 'each sent once')
-    assert.isTrue((await rows()).every((row) => row.state === 'delivered'))
+    const all = await rows()
+    assert.isTrue(all.every((row) => row.state === 'delivered'))
   })
 
   test('writes first: while writes saturate the process, a delivery waits until it has been due for the delay', async ({
@@ -199,7 +201,6 @@ test.group('outbox pump', (group) => {
     })
     const sentAt = new Map<string, number>()
     const stagedAt = new Map<string, number>()
-    const { foreground } = await import('#core/foreground')
     foreground.saturated(0)
     foreground.beginWrite()
     try {
