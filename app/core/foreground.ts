@@ -16,22 +16,22 @@ const IDLE_STOP_MS = 1_000
  * every 25 ms. Saturated is either one busy past the threshold: the event
  * loop (this process is the bottleneck) or every core (the CPU a delivery
  * would take is CPU the writers and their clients need; a niced process
- * would wait for it too). Background work (the outbox pump) asks
- * `saturated()` before each batch and, when it is, takes only a small share;
- * otherwise it runs at full speed.
+ * would wait for it too). Background work (the outbox pump, when writes first
+ * is on) asks `saturated()` before each batch and, when it is, holds back
+ * what can wait; otherwise it runs at full speed. Nothing is sampled until
+ * something asks.
  */
 export class Foreground {
   private writing = 0
   private lastWrite = 0
   private samples: number[] = []
   private previous: EventLoopUtilization | null = null
+  private sampler: NodeJS.Timeout | null = null
+  /** Someone asked (writes first is on): only then is the load sampled. */
+  private asked = false
 
   /** `machine`: the machine's CPU use between two calls (tests pass their own). */
   constructor(private machine: MachineLoad = new MachineCpu()) {}
-  private sampler: NodeJS.Timeout | null = null
-
-  /** Someone asked (writes first is on): only then is the load sampled. */
-  private asked = false
 
   beginWrite() {
     this.writing++
@@ -45,7 +45,8 @@ export class Foreground {
 
   /**
    * True while writes are being made (now, or within the last 100 ms) and the
-   * event loop was busy at least `threshold` (0-1) of the last 100 ms.
+   * event loop, or every core of the machine, was busy at least `threshold`
+   * (0-1) of the last 100 ms.
    */
   saturated(threshold: number): boolean {
     if (!this.asked) {
