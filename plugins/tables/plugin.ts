@@ -80,5 +80,21 @@ export default definePlugin({
       env: 'TABLES_TEXT_INDEX',
       runtime: true,
     },
+    {
+      key: 'countersMinRows',
+      label: 'Counts kept by triggers from',
+      help:
+        'A saved view whose count, or a table whose page offset, reaches this many rows gets ' +
+        'counts kept by triggers (README, "Counts kept by triggers"): its count and its deep ' +
+        'pages then read a few thousand small rows instead of every row they pass, at the cost ' +
+        'of a trigger on each write of that table. 0 turns it off (existing counters stay until ' +
+        'their view or table changes).',
+      type: 'integer',
+      default: 50_000,
+      min: 0,
+      max: 1_000_000_000,
+      env: 'TABLES_COUNTERS_MIN_ROWS',
+      runtime: true,
+    },
   ],
 })

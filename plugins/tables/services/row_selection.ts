@@ -9,6 +9,7 @@ import { asIdList, asObject, flagOr } from '../lib/wire.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import type { TableScope } from './table_access.js'
 import { compileFilters, type TextIndexDriver } from './text_index.js'
+import { ALL_ROWS, keptCount, noteCount, seekOffset, type CounterSpec } from './row_counters.js'
 
 type Row = Record<string, any>
 
@@ -17,6 +18,11 @@ export interface Selection {
   orderBy: { column: string; direction: 'asc' | 'desc' }[]
   /** Row ids to return in exactly this set (row_ids with exclude false); empty array = no rows. */
   onlyIds: number[] | null
+  /**
+   * The counter (services/row_counters.ts) whose rows these are, when they are every row of
+   * the table or exactly a saved view's: its count and deep pages can then be read from it.
+   */
+  counter?: CounterSpec
 }
 
 /**
@@ -35,7 +41,10 @@ export class RowSelection {
    */
   async selection(scope: TableScope, actor: Actor | null, raw: unknown): Promise<Selection> {
     const selection: Selection = { where: [], orderBy: [], onlyIds: null }
-    if (raw === undefined || raw === null || raw === '') return selection
+    if (raw === undefined || raw === null || raw === '') {
+      selection.counter = { counter: ALL_ROWS, group: null }
+      return selection
+    }
     let object: Record<string, any>
     if (typeof raw === 'string' && !raw.trim().startsWith('{')) {
       const text = raw.trim()
@@ -51,7 +60,13 @@ export class RowSelection {
       selection.onlyIds = rowIds
       return selection // rule 3: row_ids prevail, applyViewFilters ignored
     }
-    const group = await this.viewGroup(scope, actor, object.applyViewFilters)
+    const { group, viewId } = await this.viewGroup(scope, actor, object.applyViewFilters)
+    if (!rowIds.length)
+      selection.counter = group
+        ? viewId === null
+          ? undefined
+          : { counter: viewId, group }
+        : { counter: ALL_ROWS, group: null }
     if (group) {
       const compiled = await compileFilters(
         scope.category.fields,
@@ -74,24 +89,25 @@ export class RowSelection {
     scope: TableScope,
     actor: Actor | null,
     raw: unknown
-  ): Promise<FilterGroupSpec | null> {
-    if (raw === undefined || raw === null || raw === '') return null
+  ): Promise<{ group: FilterGroupSpec | null; viewId: number | null }> {
+    const none = { group: null, viewId: null }
+    if (raw === undefined || raw === null || raw === '') return none
     const { category } = scope
     if (typeof raw === 'object') {
       const object = raw as Record<string, any>
-      return normalizeGroup(object.filterGroup ?? object)
+      return { group: normalizeGroup(object.filterGroup ?? object), viewId: null }
     }
     const text = String(raw).trim()
     if (text.startsWith('{')) {
       const object = asObject(text, 'applyViewFilters')
-      return normalizeGroup(object.filterGroup ?? object)
+      return { group: normalizeGroup(object.filterGroup ?? object), viewId: null }
     }
-    if (['false', '0', 'off', 'no'].includes(text.toLowerCase())) return null
+    if (['false', '0', 'off', 'no'].includes(text.toLowerCase())) return none
     let viewId: number | null = null
     if (['true', 'on', 'yes'].includes(text.toLowerCase())) {
       const state = actor ? await this.meta.userState(actor.user.id, category.formId) : null
       viewId = state?.selectedViews[String(category.id)] ?? category.views[0]?.id ?? null
-      if (viewId === null) return null
+      if (viewId === null) return none
     } else if (/^\d+$/.test(text)) {
       viewId = Number(text)
     } else {
@@ -106,7 +122,7 @@ export class RowSelection {
         'INVALID_PARAMETER',
         `View ${viewId} is not a view of table "${category.name}"`
       )
-    return view.filterGroup
+    return { group: view.filterGroup, viewId: view.id }
   }
 
   private baseQuery(category: CategoryMeta, selection: Selection) {
@@ -158,25 +174,50 @@ export class RowSelection {
     page: { offset: number; limit: number | null }
   ): Promise<Row[]> {
     const table = quoteId(rowTableName(category.id))
-    const where = this.whereOf(selection)
     const order = this.orderOf(selection)
-    if (page.limit === null && page.offset === 0)
+    if (page.limit === null && page.offset === 0) {
+      const where = this.whereOf(selection)
       return readMany(`SELECT t.* FROM ${table} t ${where.sql} ORDER BY ${order}`, where.bindings)
+    }
     const limit = Math.min(page.limit ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
+    let offset = Math.floor(page.offset)
+    let from = selection
+    // Deep into the table's own order: the counter says from which ord to skip, and how many.
+    if (selection.counter && !selection.orderBy.length && offset > 0) {
+      const position = await seekOffset(category.fields, category.id, selection.counter, offset)
+      if (position) {
+        from = {
+          ...selection,
+          where: [
+            ...selection.where,
+            { sql: `t.ord ${position.inclusive ? '>=' : '>'} ?`, bindings: [position.ordFrom] },
+          ],
+        }
+        offset = position.skip
+      }
+    }
+    const where = this.whereOf(from)
     return readMany(
       `SELECT t.* FROM ${table} t JOIN (SELECT t.id FROM ${table} t ${where.sql} ORDER BY ${order} ` +
-        `LIMIT ${Math.floor(limit)} OFFSET ${Math.floor(page.offset)}) p ON p.id = t.id ORDER BY ${order}`,
+        `LIMIT ${Math.floor(limit)} OFFSET ${offset}) p ON p.id = t.id ORDER BY ${order}`,
       where.bindings
     )
   }
 
+  /** How many rows a selection selects: from its counter when it has one, else by COUNT(*). */
   async count(category: CategoryMeta, selection: Selection): Promise<number> {
+    if (selection.counter) {
+      const kept = await keptCount(category.fields, category.id, selection.counter)
+      if (kept !== null) return kept
+    }
     const where = this.whereOf(selection)
     const rows = await readQuery(
       `SELECT COUNT(*) AS total FROM ${quoteId(rowTableName(category.id))} t ${where.sql}`,
       where.bindings
     )
-    return Number(rows[0]?.total ?? 0)
+    const total = Number(rows[0]?.total ?? 0)
+    if (selection.counter) noteCount(category.fields, category.id, selection.counter, total)
+    return total
   }
 
   /**

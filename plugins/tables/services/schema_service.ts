@@ -12,6 +12,7 @@ import {
   type FieldDef,
 } from '../lib/field_types.js'
 import { createTextIndex, dropTextIndex, dropTextIndexes, isTextIndexable } from './text_index.js'
+import { dropCounters, dropCountersOn } from './row_counters.js'
 
 /** Row ids are global: category c owns ids c * ROW_ID_SPACE + 1 ... (b_o and catId are inferred from a rowId). */
 export const ROW_ID_SPACE = 2 ** 32
@@ -55,6 +56,7 @@ export class SchemaService {
 
   async dropRowTable(categoryId: number, fields: FieldDef[]) {
     await dropTextIndexes(categoryId)
+    await dropCounters(categoryId)
     for (const field of fields) {
       if (hasSideTable(field))
         await this.schema().dropTableIfExists(sideTableName(categoryId, field.id))
@@ -138,6 +140,8 @@ export class SchemaService {
 
   /** Drops columns only (a type change keeps the field's new side table). */
   async dropColumns(categoryId: number, columns: string[]) {
+    // A counter's triggers read its columns: SQLite refuses the drop, MariaDB's writes would fail.
+    await dropCountersOn(categoryId, columns)
     for (const column of columns) {
       await this.dropIndexes(categoryId, column)
       await dropTextIndex(categoryId, column)

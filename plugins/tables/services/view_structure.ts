@@ -13,6 +13,7 @@ import {
 import { assertFilterCount, assertRoomFor, settingJson } from '../lib/limits.js'
 import { asIdList, asObject } from '../lib/wire.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
+import { dropCounter } from './row_counters.js'
 import { SchemaService } from './schema_service.js'
 import { bumpMetaVersion, countOf, invalid, unix } from './structure_support.js'
 import { TableAccess } from './table_access.js'
@@ -162,6 +163,8 @@ export class ViewStructure {
       if (input.filterGroup !== undefined) await this.writeFilterGroup(trx, viewId, group)
       await bumpMetaVersion(trx, this.meta, category.id, stamp)
     })
+    // Its counter counts the old filters: its triggers go now, a new one comes when it pays.
+    if (input.filterGroup !== undefined) await dropCounter(category.id, viewId)
     await this.indexFields(category.id, used)
   }
 
@@ -171,6 +174,7 @@ export class ViewStructure {
       await trx.from('table_views').where('id', viewId).delete()
       await bumpMetaVersion(trx, this.meta, category.id, stamp)
     })
+    await dropCounter(category.id, viewId)
   }
 
   /** Saved views filter and sort through indexes. */
