@@ -19,12 +19,16 @@
  * BENCH_BUILD_DIR (the compiled build, tmp/bench-build), BENCH_NODE_OPTIONS (node flags for it),
  * BENCH_ONLY=send (only the sendMsg load over HTTP: no timed reads, no in-process services, no
  * getUserInfo; to profile or compare sends quickly), BENCH_SEND_WARMUP (seconds of unmeasured
- * sendMsg load before the measured one, 3).
+ * sendMsg load before the measured one, 3), BENCH_BEFORE_SERVER (another build's bin/server.js,
+ * made with its own `node bin/start.js --build-only`: its sendMsg is measured on the same database
+ * in alternating rounds with this build's, BENCH_ROUNDS of them (3), each server warmed up first;
+ * a before/after comparison under the same load), BENCH_ROUNDS (1 without BENCH_BEFORE_SERVER).
  * The database is migrated fresh (migration:fresh) before seeding; BENCH_REUSE=1
  * measures an already seeded database again.
  */
 import 'reflect-metadata'
 import { mkdirSync } from 'node:fs'
+import { resolve as resolvePath } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import autocannon from 'autocannon'
 import cliProgress from 'cli-progress'
@@ -40,8 +44,11 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const PASSWORD = 'bench-password'
 const ONLY_SEND = process.env.BENCH_ONLY === 'send'
 const SEND_WARMUP = Number(process.env.BENCH_SEND_WARMUP ?? 3)
+const BEFORE = process.env.BENCH_BEFORE_SERVER
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (BEFORE ? 3 : 1))
 
-const env = benchEnv({ DATA_DIR: process.env.DATA_DIR ?? 'tmp/bench-books' })
+// Absolute: a build elsewhere (BENCH_BEFORE_SERVER) resolves a relative data folder from its own root.
+const env = benchEnv({ DATA_DIR: resolvePath(process.env.DATA_DIR ?? 'tmp/bench-books') })
 mkdirSync(env.DATA_DIR!, { recursive: true })
 // The seeding below runs in this process against the same database as the server.
 Object.assign(process.env, env, { NODE_ENV: 'development' })
@@ -267,6 +274,7 @@ await app.terminate()
 // ---- measuring over HTTP -------------------------------------------------------
 // The compiled build, as `npm start` serves it (no TypeScript loader in the serving process).
 const quire = await startQuire(env, { compiled: buildCompiled() })
+const before = BEFORE ? await startQuire(env, { compiled: BEFORE }) : null
 
 try {
   const session = await signIn(quire.url, 'bench@bench.local', PASSWORD)
@@ -357,39 +365,85 @@ try {
     ...big,
     msg: 'a message sent under load',
   }).toString()
-  // A short unmeasured load first: a fresh server compiles the send path's code during its first
-  // seconds, CPU that would otherwise count against the measured messages.
-  if (SEND_WARMUP > 0) {
-    await autocannon({
-      url: `${quire.url}/live/api.php`,
+  /**
+   * One measured sendMsg load on `server`: messages stored (counted by the book, not by answers),
+   * the rate, latency and the server's CPU per stored message. A short unmeasured load first when
+   * `warmup`: a fresh server compiles the send path's code during its first seconds, CPU that
+   * would otherwise count against the measured messages.
+   */
+  const sendLoad = async (server: typeof quire, warmup: boolean) => {
+    const url = `${server.url}/live/api.php`
+    const headers = { 'content-type': 'application/x-www-form-urlencoded' }
+    if (warmup && SEND_WARMUP > 0) {
+      await autocannon({
+        url,
+        method: 'POST',
+        headers,
+        body: form,
+        connections: CONNECTIONS,
+        duration: SEND_WARMUP,
+      })
+    }
+    const countBefore = await countMessages()
+    let nok = 0
+    // Server CPU per stored message: what a loaded, shared machine changes least (a rate swings).
+    const cpuBefore = server.cpuMs()
+    const result = await autocannon({
+      url,
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers,
       body: form,
       connections: CONNECTIONS,
-      duration: SEND_WARMUP,
+      duration: DURATION,
+      setupClient: (client: any) => {
+        client.on('body', (body: Buffer) => {
+          if (!body.includes('"status":"ok"')) nok++
+        })
+      },
     })
+    const cpuMs = server.cpuMs() - cpuBefore
+    const stored = (await countMessages()) - countBefore
+    return { result, nok, stored, perSecond: stored / DURATION, cpuMs }
   }
-  const before = await countMessages()
-  let nok = 0
-  // Server CPU per stored message: what a loaded, shared machine changes least (a rate swings).
-  const cpuBefore = quire.cpuMs()
-  const load = await autocannon({
-    url: `${quire.url}/live/api.php`,
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: form,
-    connections: CONNECTIONS,
-    duration: DURATION,
-    setupClient: (client: any) => {
-      client.on('body', (body: Buffer) => {
-        if (!body.includes('"status":"ok"')) nok++
-      })
-    },
-  })
-  const sendCpuMs = quire.cpuMs() - cpuBefore
-  const after = await countMessages()
-  const stored = after - before
-  const perSecond = stored / DURATION
+  type SendFigures = Awaited<ReturnType<typeof sendLoad>>
+  const describe = ({ result, nok, stored, perSecond, cpuMs }: SendFigures) =>
+    `${Math.round(perSecond).toLocaleString('en')} messages/s stored ` +
+    `(${stored.toLocaleString('en')} messages; latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; ` +
+    `${nok} nok answers, ${result.errors} errors, ${result.non2xx} non-2xx; ` +
+    `server CPU ${(cpuMs / Math.max(1, stored)).toFixed(3)} ms a message)`
+
+  // Rounds alternate the builds (BENCH_BEFORE_SERVER's first in odd rounds), so a change of the
+  // machine's load falls on both; each server's first round is warmed up.
+  const mine: SendFigures[] = []
+  const theirs: SendFigures[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const order: [typeof quire, SendFigures[], string][] = [[quire, mine, 'this build']]
+    if (before) order[round % 2 === 0 ? 'push' : 'unshift']([before, theirs, 'before'])
+    for (const [server, figures, name] of order) {
+      const figure = await sendLoad(server, round === 0)
+      figures.push(figure)
+      if (ROUNDS > 1) console.log(`  round ${round + 1}, ${name}: ${describe(figure)}`)
+    }
+  }
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b)
+    return sorted[Math.floor((sorted.length - 1) / 2)]
+  }
+  /** The round of median rate: its figures are what the lines below print. */
+  const medianRound = (figures: SendFigures[]) => {
+    const rate = median(figures.map((figure) => figure.perSecond))
+    return figures.find((figure) => figure.perSecond === rate)!
+  }
+  const cpuPerMessage = (figures: SendFigures[]) =>
+    median(figures.map((figure) => figure.cpuMs / Math.max(1, figure.stored)))
+  const { result: load, nok, stored, perSecond } = medianRound(mine)
+  const sendCpuMs = cpuPerMessage(mine) * Math.max(1, stored)
+  if (before) {
+    console.log(
+      `\n  BENCH_BEFORE_SERVER, median of ${ROUNDS} rounds: ${describe(medianRound(theirs))}; ` +
+        `median server CPU ${cpuPerMessage(theirs).toFixed(3)} ms a message`
+    )
+  }
 
   // getUserInfo at the same concurrency: the session check and the user's info, whose nbBooks
   // counts the bench user's memberships (BENCH_BOOKS of them) on each call; not a kernel floor.
@@ -405,7 +459,7 @@ try {
     : await timed('GET /health (no api.php, the HTTP floor)', {}, () => {}, `${quire.url}/health`)
 
   const sendLine =
-    `  sendMsg at ${CONNECTIONS} connections for ${DURATION} s: ${Math.round(perSecond).toLocaleString('en')} messages/s stored ` +
+    `  sendMsg at ${CONNECTIONS} connections for ${DURATION} s${ROUNDS > 1 ? ` (median of ${ROUNDS} rounds; CPU: median of the rounds)` : ''}: ${Math.round(perSecond).toLocaleString('en')} messages/s stored ` +
     `(${stored.toLocaleString('en')} messages; latency p50 ${load.latency.p50} ms, p99 ${load.latency.p99} ms; ` +
     `${nok} nok answers, ${load.errors} errors, ${load.non2xx} non-2xx; ` +
     `server CPU ${(sendCpuMs / Math.max(1, stored)).toFixed(3)} ms a message)`
@@ -448,5 +502,5 @@ try {
   console.log('\ntargets:')
   for (const [label, ok] of verdicts) console.log(`  ${ok ? 'met    ' : 'MISSED '} ${label}`)
 } finally {
-  await quire.stop()
+  await Promise.all([quire.stop(), before?.stop()])
 }

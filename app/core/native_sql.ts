@@ -18,7 +18,33 @@ type Row = Record<string, any>
  */
 const prepared = new WeakMap<object, Map<string, any>>()
 
-export const isMysql = () => db.connection().dialect.name === 'mysql'
+/**
+ * Lucid's primary connection (its knex clients: `client` writes, `readClient` reads), connected
+ * on first use. `db.connection()` makes a query client and a dialect object on every call, which
+ * the statements of this module paid several times each (isMysql, readQuery, readCached); a
+ * lookup in the connection manager answers the same clients. The manager's entry is read each
+ * time: when Lucid reconnects (tests recreate the SQLite file), it holds the new clients.
+ */
+function primary(): any {
+  const name = db.primaryConnectionName
+  const connection = db.manager.get(name)?.connection
+  if (connection?.client) return connection
+  db.manager.connect(name)
+  return db.manager.get(name)!.connection
+}
+
+/** The primary connection's dialect, resolved once per connection object. */
+let dialectOf: { connection: object; mysql: boolean } | null = null
+
+export const isMysql = () => {
+  const connection = primary()
+  let known = dialectOf
+  if (!known || known.connection !== connection) {
+    known = { connection, mysql: db.connection().dialect.name === 'mysql' }
+    dialectOf = known
+  }
+  return known.mysql
+}
 
 /** better-sqlite3 binds no booleans or undefined. */
 const bindable = (value: unknown) =>
@@ -215,7 +241,7 @@ function sqliteReaderFor(knex: any): SqliteReader {
   if (current && current.client === knex) return current
   current?.connection.close()
   watchStatements(knex)
-  watchStatements(db.connection().getWriteClient())
+  watchStatements(primary().client)
   const connection = new Database(knex.client.config.connection.filename)
   connection.pragma('busy_timeout = 5000')
   connection.pragma('foreign_keys = ON')
@@ -248,7 +274,7 @@ export async function readQuery(
 ): Promise<Row[]> {
   if (client && client.isTransaction)
     return trxQuery(client as TransactionClientContract, sql, bindings)
-  const knex: any = db.connection().getReadClient()
+  const knex: any = primary().readClient
   if (!isMysql()) return run(sqliteReaderFor(knex).connection, sql, bindings)
   return runPooled(knex, sql, bindings)
 }
@@ -352,7 +378,7 @@ function bindingsKey(bindings: unknown[]): string {
  */
 export async function readCached(sql: string, bindings: unknown[] = []): Promise<Row[]> {
   if (isMysql()) return readQuery(sql, bindings)
-  const reader = sqliteReaderFor(db.connection().getReadClient())
+  const reader = sqliteReaderFor(primary().readClient)
   if (!versionChecked) {
     const version = reader.dataVersion.get() as number
     if (version !== reader.version) {
@@ -407,7 +433,7 @@ const schemaVersions = new WeakMap<Database.Database, Database.Statement>()
  */
 export async function readMany(sql: string, bindings: unknown[] = []): Promise<Row[]> {
   if (isMysql()) return readQuery(sql, bindings)
-  const connection = sqliteReaderFor(db.connection().getReadClient()).connection
+  const connection = sqliteReaderFor(primary().readClient).connection
   let statements = manyStatements.get(connection)
   let schemaVersion = schemaVersions.get(connection)
   if (!statements || !schemaVersion) {

@@ -156,11 +156,15 @@ return now
 `
 
 /**
- * KEYS: counter, in-flight set, instances. Drops in-flight stamps of dead
- * instances (no heartbeat within their TTL) and past their lease, then
+ * KEYS: counter, in-flight set, instances. ARGV: in-flight members released by
+ * this instance and not removed yet (removed first). Drops in-flight stamps of
+ * dead instances (no heartbeat within their TTL) and past their lease, then
  * answers the stamp below the lowest one left (or the counter).
  */
 const WATERMARK_SCRIPT = `${REDIS_NOW}
+for i = 1, #ARGV do
+  redis.call('ZREM', KEYS[2], ARGV[i])
+end
 while true do
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   if #first == 0 then
@@ -215,6 +219,9 @@ export class RedisStampAllocator implements StampAllocator {
   private members = new Map<number, string>()
   /** ZREMs of released stamps that Redis has not answered yet. */
   private releasing = new Set<Promise<void>>()
+  /** Members released in this turn of the event loop, not sent to Redis yet (see release). */
+  private released: string[] = []
+  private releaseScheduled = false
 
   private keys = {
     counter: 'stamps:counter',
@@ -256,6 +263,8 @@ export class RedisStampAllocator implements StampAllocator {
   async close() {
     if (this.heartbeat) clearInterval(this.heartbeat)
     this.heartbeat = null
+    this.sendReleased()
+    if (this.releasing.size) await Promise.all(this.releasing)
     if (this.ready) await this.redis.zrem(this.keys.instances, this.instanceId).catch(() => {})
   }
 
@@ -290,28 +299,64 @@ export class RedisStampAllocator implements StampAllocator {
    * instance's own watermark waits for its ZREMs in flight, so a client that
    * reads after its write was answered is given a stamp at or above it. A ZREM
    * that fails leaves the member to expire with its lease.
+   *
+   * The ZREM is not sent at once: a watermark asked in the same turn of the
+   * event loop (a group-committed batch of sends asks one right after its
+   * commit) removes the member in its own script, one round trip instead of
+   * two; otherwise the members released in the turn go in one ZREM on the next.
    */
   async release(stamp: number) {
     const member = this.members.get(stamp)
     if (!member) return
     this.members.delete(stamp)
+    this.releaseMember(member)
+  }
+
+  private releaseMember(member: string) {
+    this.released.push(member)
+    if (this.releaseScheduled) return
+    this.releaseScheduled = true
+    setImmediate(() => this.sendReleased())
+  }
+
+  /** One ZREM of the members released and not yet sent with a watermark. */
+  private sendReleased() {
+    this.releaseScheduled = false
+    const members = this.takeReleased()
+    if (members.length === 0) return
     const settled = () => {
       this.releasing.delete(pending)
     }
     const pending: Promise<void> = this.redis
-      .zrem(this.keys.inFlight, member)
+      .zrem(this.keys.inFlight, ...members)
       .then(settled, settled)
     this.releasing.add(pending)
+  }
+
+  private takeReleased() {
+    const members = this.released
+    if (members.length) this.released = []
+    return members
   }
 
   async watermark() {
     await this.init()
     if (this.releasing.size) await Promise.all(this.releasing)
-    const value = (await watermarkScript.run(
-      this.redis,
-      [this.keys.counter, this.keys.inFlight, this.keys.instances],
-      []
-    )) as string
+    // Taken and sent in one synchronous step: a watermark asked later by this instance is sent
+    // after this script on the same connection, so Redis has removed these members before it.
+    const members = this.takeReleased()
+    let value: string
+    try {
+      value = (await watermarkScript.run(
+        this.redis,
+        [this.keys.counter, this.keys.inFlight, this.keys.instances],
+        members
+      )) as string
+    } catch (error) {
+      // Not removed: released again by the next ZREM (or watermark).
+      for (const member of members) this.releaseMember(member)
+      throw error
+    }
     return Math.max(Number(value), 0)
   }
 }

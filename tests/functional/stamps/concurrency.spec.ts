@@ -150,6 +150,35 @@ test.group('stamps: a syncing client never misses a late commit', (group) => {
     }
   }).skip(!(hasRedis() && onMysql()), 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)')
 
+  test('Redis allocator: a release reaches Redis with the next watermark of its turn, or alone on the next turn', async ({
+    assert,
+  }) => {
+    const { default: redis } = await import('@adonisjs/redis/services/main')
+    const writer = new RedisStampAllocator(db, redis.connection())
+    const reader = new RedisStampAllocator(db, redis.connection())
+    try {
+      // Released, then a watermark asked in the same turn: its script removes the stamp first.
+      const first = await writer.acquire()
+      const second = await writer.acquire()
+      await writer.release(first)
+      const [own, other] = await Promise.all([writer.watermark(), reader.watermark()])
+      assert.isAtLeast(own, first)
+      assert.isBelow(own, second)
+      assert.isAtLeast(other, first)
+      // Released with no watermark asked: removed on its own soon after.
+      await writer.release(second)
+      let watermark = await reader.watermark()
+      for (let tries = 0; watermark < second && tries < 50; tries++) {
+        await sleep(10)
+        watermark = await reader.watermark()
+      }
+      assert.isAtLeast(watermark, second)
+    } finally {
+      await writer.close()
+      await reader.close()
+    }
+  }).skip(!(hasRedis() && onMysql()), 'needs MariaDB and Redis (DB_CONNECTION=mysql, REDIS_HOST)')
+
   test('Redis allocator: a crashed instance releases the watermark once its heartbeat is gone', async ({
     assert,
   }) => {
