@@ -545,7 +545,8 @@ if (dialect === 'mysql') {
 // ---- measurements --------------------------------------------------------------
 /**
  * BENCH_ONLY=reads,bulk,updates,activity,pivot,rollback,reference (comma separated): only those
- * (the default); textindex (the text index's write cost, with and without) runs when named.
+ * (the default); textindex (the text index's write cost, with and without) and counters (the
+ * counts kept by triggers' write cost) run when named.
  * reads = pages (pages, a saved view's page, the counts) + contains (the two text searches).
  */
 const groups = (
@@ -611,7 +612,7 @@ async function awaitCounter(
   const made = () => db.from('table_counters').where({ category_id: cid, counter }).first()
   while (!(await made())) {
     if (performance.now() - t0 > 600_000) throw new Error(`counter ${counter} not made in 10 min`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await new Promise((done) => setTimeout(done, 100))
   }
   console.log(`${label}: counter made in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 }
@@ -1018,6 +1019,96 @@ if (only('textindex')) {
   for (const [label, key, unit] of [
     ['createOrUpdateTableRows 8 x 1,000 rows, text index with / without', 'bulk', ' rows/s'],
     ['updateTableValue of an indexed text, 8 clients, with / without', 'updates', '/s'],
+  ] as const) {
+    const result = `${line(results.with[key], unit)} / ${line(results.without[key], unit)}`
+    figures.push([label, result, 'reported'])
+    console.log(`${label}: ${result}`)
+  }
+}
+
+/**
+ * BENCH_ONLY=counters: the write cost of counts kept by triggers (services/row_counters.ts).
+ * The bulk table with counter 0 (every row) and a saved view's ("Status is open", which every
+ * bulk row enters) made, against none, in alternating rounds: bulk inserts, and
+ * updateTableValue of Status flipping rows in and out of the view (the triggers' worst case).
+ */
+if (only('counters')) {
+  const counters = await import('#plugins/tables/services/row_counters')
+  const target = await bulkTable()
+  const counted = await db.from(rowTableName(target.catId)).count('* as n').first()
+  if (Number(counted.n) < 5000) await bulk(target, 'on', 1, 1, 5000)
+  const openGroup = {
+    operator: 'and',
+    filters: [
+      { field_id: target.status, filter_type: 'text', json: { predicate: 'is', operand: 'open' } },
+    ],
+  }
+  const { viewId: openView } = await api('createView', {
+    catId: target.catId,
+    name: `Open ${Date.now()}`,
+    filterGroup: JSON.stringify(openGroup),
+  })
+  const firstRows = await db.from(rowTableName(target.catId)).orderBy('id').limit(5000).select('id')
+  const rowIds = firstRows.map((row) => Number(row.id))
+  const STATUS_UPDATES = Number(process.env.BENCH_UPDATES ?? 3000)
+  const flips = (salt: number) =>
+    measure('on', STATUS_UPDATES, () =>
+      Promise.all(
+        Array.from({ length: 8 }, async (_, worker) => {
+          for (let i = worker; i < STATUS_UPDATES; i += 8)
+            await api('updateTableValue', {
+              rowId: String(rowIds[(i * salt) % rowIds.length]),
+              fieldId: target.status,
+              value: (i + salt) % 2 ? 'open' : 'won',
+            })
+        })
+      )
+    )
+  const specs = [
+    { counter: counters.ALL_ROWS, group: null },
+    { counter: Number(openView), group: openGroup as any },
+  ]
+  const make = async () => {
+    const { category } = (await metaService.category(target.catId))!
+    for (const spec of specs) {
+      const group =
+        spec.group && category.views.find((view) => view.id === spec.counter)!.filterGroup
+      counters.noteCount(category.fields, target.catId, { ...spec, group }, Number.MAX_SAFE_INTEGER)
+      while (
+        !(await db
+          .from('table_counters')
+          .where({ category_id: target.catId, counter: spec.counter })
+          .first())
+      )
+        await new Promise((done) => setTimeout(done, 50))
+    }
+  }
+  const drop = async () => {
+    for (const spec of specs) await counters.dropCounter(target.catId, spec.counter)
+  }
+  const results = {
+    with: { bulk: [] as Measured[], updates: [] as Measured[] },
+    without: { bulk: [] as Measured[], updates: [] as Measured[] },
+  }
+  for (let i = 0; i < 6; i++) {
+    // with, without, without, with, with, without: each state sees the table's growth alike.
+    const kept = [0, 3, 4].includes(i)
+    if (kept) await make()
+    else await drop()
+    const into = results[kept ? 'with' : 'without']
+    into.bulk.push(await bulk(target, 'on', 8, 8, 1000))
+    into.updates.push(await flips(7793 + 1000 * i))
+  }
+  await drop()
+  const line = (list: Measured[], unit: string) =>
+    `${median(list.map((m) => m.rate)).toFixed(0)}${unit} (CPU ${median(list.map((m) => m.cpu)).toFixed(3)} ms)`
+  for (const [label, key, unit] of [
+    ['createOrUpdateTableRows 8 x 1,000 rows, 2 counters / none', 'bulk', ' rows/s'],
+    [
+      'updateTableValue in and out of a counted view, 8 clients, 2 counters / none',
+      'updates',
+      '/s',
+    ],
   ] as const) {
     const result = `${line(results.with[key], unit)} / ${line(results.without[key], unit)}`
     figures.push([label, result, 'reported'])
