@@ -5,40 +5,43 @@ import authConfig, { AuthConfig, deriveKey } from './config.js'
 import { Clock } from './services/clock.js'
 import { SecretBox } from './services/secrets.js'
 import { TokenService } from './services/token_service.js'
-import { SessionStateCache } from './services/session_state_cache.js'
+import { UserKeyedCache } from '#core/invalidation/user_keyed_cache'
 import {
-  LocalRevocationBus,
-  NoRevocationBus,
-  RedisRevocationBus,
-  RevocationBus,
-} from './services/revocation_bus.js'
+  LocalInvalidationBus,
+  NoInvalidationBus,
+  RedisInvalidationBus,
+  type InvalidationBus,
+} from '#core/invalidation/invalidation_bus'
 import { AuthUserService } from './services/auth_user_service.js'
 import { TotpService } from './services/totp_service.js'
 import { AuthorizationService } from './services/authorization_service.js'
-import { SessionService } from './services/session_service.js'
+import { SessionService, SessionStateBus, type SessionState } from './services/session_service.js'
 import { LoginService } from './services/login_service.js'
 import { ConsoleSecurity } from '#core/auth/console_security'
 import { AuthServiceConsoleSecurity } from './console_security.js'
 import AuthController from './http/auth_controller.js'
 import SessionsController from './http/sessions_controller.js'
 
+/** Past this many auth sessions the session-state cache starts over. */
+const SESSION_CACHE_MAX_ENTRIES = 200_000
+
 /**
  * The auth service's provider. register() binds its services by class (with
  * factories where boot-time choices are made: the token keys, the TOTP
- * sealing key, the revocation bus); its routes are declared in the manifest
- * (plugin.ts). When serving, start() subscribes the revocation bus before the
+ * sealing key, the session-state bus); its routes are declared in the manifest
+ * (plugin.ts). When serving, start() subscribes the session-state bus before the
  * first bearer check can fill a cache, and ready() opens the optional second
  * port once the application listens.
  */
 export default class AuthServiceProvider {
   /** Set once something asked for the bus: shutdown then has subscriptions to end. */
-  private bus: RevocationBus | null = null
+  private bus: InvalidationBus<SessionState> | null = null
   private purgeTimer: NodeJS.Timeout | null = null
   private ownPortServer: NodeServer | null = null
 
   constructor(protected app: ApplicationService) {}
 
-  /** Environments that serve HTTP: only they subscribe to revocations and listen on AUTH_PORT. */
+  /** Environments that serve HTTP: only they keep a session-state cache and listen on AUTH_PORT. */
   private get serving() {
     return ['web', 'test'].includes(this.app.getEnvironment())
   }
@@ -48,7 +51,7 @@ export default class AuthServiceProvider {
     bindSingletons(this.app.container, [Clock])
     this.registerSecretBox()
     this.registerTokens()
-    this.registerRevocationBus()
+    this.registerSessionStateBus()
     // The console's sign-in and security pages go through the kernel's contract, provided here.
     this.app.container.singleton(ConsoleSecurity, (resolver) =>
       resolver.make(AuthServiceConsoleSecurity)
@@ -87,26 +90,31 @@ export default class AuthServiceProvider {
    * Where the session-state cache may be used without delaying a revocation:
    * with Redis (the bus reaches every instance and waits for them), or on the
    * embedded SQLite database (one process). MySQL without Redis may mean
-   * several instances that could not tell each other: no cache. The bus is
-   * started before anything receives it.
+   * several instances that could not tell each other: no cache. With Redis, a
+   * process that serves no requests (ace commands) keeps no cache but still
+   * publishes its revocations to the instances that do. The bus is started
+   * before anything receives it.
    */
-  private registerRevocationBus() {
-    this.app.container.singleton(RevocationBus, async (resolver) => {
+  private registerSessionStateBus() {
+    this.app.container.singleton(SessionStateBus, async (resolver) => {
       const config = await resolver.make(AuthConfig)
-      const cache = new SessionStateCache(config.sessionCache.ttlSeconds * 1000)
+      const cache = new UserKeyedCache<SessionState>({
+        ttlMs: config.sessionCache.ttlSeconds * 1000,
+        maxEntries: SESSION_CACHE_MAX_ENTRIES,
+      })
       const db = await resolver.make('lucid.db')
-      let bus: RevocationBus
-      if (config.sessionCache.mode === 'off') bus = new NoRevocationBus()
-      else if (config.redisEnabled && this.serving) {
+      let bus: InvalidationBus<SessionState>
+      if (config.sessionCache.mode === 'off') bus = new NoInvalidationBus()
+      else if (config.redisEnabled) {
         const redis = await resolver.make('redis')
-        bus = new RedisRevocationBus(
+        bus = new RedisInvalidationBus(
           redis.connection('main'),
-          cache,
+          this.serving ? cache : null,
           await resolver.make('logger'),
-          config.redisPrefix
+          `${config.redisPrefix}auth-sessions`
         )
-      } else if (db.primaryConnectionName === 'sqlite') bus = new LocalRevocationBus(cache)
-      else bus = new NoRevocationBus()
+      } else if (db.primaryConnectionName === 'sqlite') bus = new LocalInvalidationBus(cache)
+      else bus = new NoInvalidationBus()
       await bus.start()
       this.bus = bus
       return bus
@@ -126,7 +134,7 @@ export default class AuthServiceProvider {
 
   async start() {
     if (!this.serving) return
-    await this.app.container.make(RevocationBus)
+    await this.app.container.make(SessionStateBus)
     const login = await this.app.container.make(LoginService)
     this.purgeTimer = setInterval(() => void login.purgeExpired().catch(() => {}), 3600_000).unref()
   }

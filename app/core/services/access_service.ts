@@ -10,7 +10,9 @@ import { rpcError } from '#core/rpc/errors'
 import { dbTimestamp } from '#core/db_time'
 import { containsPattern, readPage, type PageRequest } from '#core/paging'
 import { isMysql, readCached, readQuery, writeQuery } from '#core/native_sql'
-import { ApiSessionBus, ApiSessionCache, watchWrites } from '#core/auth/api_session_cache'
+import { UserKeyedCache } from '#core/invalidation/user_keyed_cache'
+import { RedisInvalidationBus, type InvalidationBus } from '#core/invalidation/invalidation_bus'
+import { watchWrites, writesTo } from '#core/invalidation/write_watch'
 import { HydrationCache } from '#core/hydration_cache'
 import type { StampService } from './stamp_service.js'
 import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '#core/audit/audit_log'
@@ -109,19 +111,40 @@ function sesskeyDigest(sesskey: string): string {
 /** How often last_used_at is written for one session (it only feeds idle expiry). */
 const TOUCH_INTERVAL_MS = 60_000
 
+/** A joined session + user row (sessionWithUserSql), as the database answered it. */
+type SessionRow = Record<string, unknown>
+
 /**
- * The session cache of MariaDB + Redis (app/core/auth/api_session_cache.ts), one per process,
- * started by the first AccessService: null on SQLite (readCached keeps the session read there)
- * and on MariaDB without Redis (several instances could not tell each other). Processes that do
- * not serve requests (ace commands) get a bus without a cache: their revocations still reach
- * every serving instance, and their writes to users and api_sessions too.
+ * The session cache's safety net: a change that reached no instance (a write outside knex that
+ * forgot to invalidate, a Redis hiccup) is answered for 5 s at most.
  */
-let sessionBus: Promise<ApiSessionBus | null> | null = null
+const API_SESSION_CACHE_TTL_MS = 5_000
+const API_SESSION_CACHE_MAX_ENTRIES = 50_000
+
+/** The statements that may change a cached session or its user: they empty every instance's cache. */
+export const writesSessionTables = writesTo(['users', 'api_sessions'])
+
+/**
+ * The session cache of MariaDB + Redis: the session behind a sesskey digest and its user, kept
+ * in the process (a UserKeyedCache, app/core/invalidation/), one per process, started by the
+ * first AccessService. On MariaDB the session read is a round trip on every api.php request and
+ * socket frame (sendMsg's only one outside its group-committed batch); SQLite needs none of this
+ * (readCached keeps that read until a commit writes api_sessions or users), and MariaDB without
+ * Redis has none (several instances could not tell each other).
+ *
+ * It is correct only while every change of a session or a user reaches it: every revocation
+ * drops the user's entries on every instance through the bus and waits for their
+ * acknowledgements before it answers (sessionsChanged), and every knex write to users or
+ * api_sessions empties every instance's cache once its transaction is over (watchWrites).
+ * Processes that do not serve requests (ace commands) get a bus without a cache: their
+ * revocations still reach every serving instance, and their writes to users and api_sessions too.
+ */
+let sessionBus: Promise<InvalidationBus<SessionRow> | null> | null = null
 /** When this process last wrote a session's last_used_at (by session id): see touch. */
 const touchedAt = new Map<number, number>()
-let startedBus: ApiSessionBus | null = null
+let startedBus: InvalidationBus<SessionRow> | null = null
 
-function startSessionBus(): Promise<ApiSessionBus | null> {
+function startSessionBus(): Promise<InvalidationBus<SessionRow> | null> {
   sessionBus ??= (async () => {
     if (!isMysql()) return null
     const { default: quireConfig } = await import('#config/quire')
@@ -134,17 +157,26 @@ function startSessionBus(): Promise<ApiSessionBus | null> {
         import('#start/env'),
       ])
     const serving = ['web', 'test'].includes(app.getEnvironment())
-    const bus = new ApiSessionBus(
+    const cache = serving
+      ? new UserKeyedCache<SessionRow>({
+          ttlMs: API_SESSION_CACHE_TTL_MS,
+          maxEntries: API_SESSION_CACHE_MAX_ENTRIES,
+        })
+      : null
+    const bus = new RedisInvalidationBus(
       redis.connection('main'),
-      serving ? new ApiSessionCache() : null,
+      cache,
       logger,
-      env.get('REDIS_PREFIX', 'quire:')
+      `${env.get('REDIS_PREFIX', 'quire:')}api-sessions`
     )
     await bus.start()
     // Every knex write to users or api_sessions empties every instance's cache once it is over.
-    const written = () => void bus.invalidate(null, false)
-    watchWrites(db.connection().getWriteClient(), written)
-    watchWrites(db.connection().getReadClient(), written)
+    const connection = db.connection()
+    watchWrites(
+      [connection.getWriteClient(), connection.getReadClient()],
+      writesSessionTables,
+      () => void bus.invalidateAll({ wait: false })
+    )
     startedBus = bus
     return bus
   })().catch(() => {
@@ -177,7 +209,7 @@ export class AccessService {
   }
 
   /** The session cache when it may be trusted right now (MariaDB + Redis, subscribed); else null. */
-  private sessionCache(): ApiSessionCache | null {
+  private sessionCache(): UserKeyedCache<SessionRow> | null {
     const bus = startedBus
     if (!bus && !sessionBus) void startSessionBus()
     return bus?.healthy ? bus.cache : null
@@ -190,7 +222,7 @@ export class AccessService {
    */
   private async sessionsChanged(userId: number) {
     const bus = await startSessionBus()
-    await bus?.invalidate(userId)
+    await bus?.invalidateUser(userId)
   }
 
   async createAppkey(name: string) {
@@ -418,7 +450,7 @@ export class AccessService {
     // Every api.php request and socket frame comes through here: one driver-level statement
     // for the session and its user, models reused while their rows are unchanged. On SQLite the
     // statement's result is kept until a commit writes either table (readCached); on MariaDB +
-    // Redis a live session is kept in the process (ApiSessionCache), or read every time.
+    // Redis a live session is kept in the process (the session cache above), or read every time.
     const cached = cache?.get(digest)
     const mark = cached || !cache ? 0 : cache.mark()
     const row = cached ?? (await this.readSessionRow(digest, cache))
@@ -444,7 +476,7 @@ export class AccessService {
   }
 
   /** The joined session + user row of a digest: kept by readCached on SQLite, read on MariaDB. */
-  private async readSessionRow(digest: string, cache: ApiSessionCache | null) {
+  private async readSessionRow(digest: string, cache: UserKeyedCache<SessionRow> | null) {
     const [row] = cache
       ? await readQuery(sessionWithUserSql(), [digest])
       : await readCached(sessionWithUserSql(), [digest])

@@ -8,7 +8,7 @@ import { AccessService } from '#core/services/access_service'
 import { readPage, whereContains, type PageRequest } from '#core/paging'
 import { Clock } from './clock.js'
 import { TokenService, type VerifiedAccess } from './token_service.js'
-import { RevocationBus } from './revocation_bus.js'
+import { InvalidationBus } from '#core/invalidation/invalidation_bus'
 import { AuthUserService } from './auth_user_service.js'
 import { digest, opaqueToken } from './secrets.js'
 import { authError } from '../errors.js'
@@ -39,6 +39,19 @@ export interface SessionMeta {
   nonce?: string | null
 }
 
+/** What the session-state cache keeps of an auth session, by the session's public id. */
+export interface SessionState {
+  userId: number
+  active: boolean
+}
+
+/**
+ * The container's key for the bus that keeps the session-state cache right: the provider binds
+ * it to the kernel bus chosen at boot (Redis, in-process or none; app/core/invalidation/). A key
+ * of the auth service's own, so that binding it claims nothing of the kernel's for other users.
+ */
+export abstract class SessionStateBus extends InvalidationBus<SessionState> {}
+
 /**
  * Auth sessions: one per login, each with a chain of one-use refresh tokens.
  * Access tokens are short-lived JWTs naming their session; a bearer check
@@ -54,7 +67,7 @@ export class SessionService {
     private users: UserService,
     private authUsers: AuthUserService,
     /** Chosen at boot with the session-state cache it keeps right (the provider's factory). */
-    private bus: RevocationBus,
+    private bus: SessionStateBus,
     private access: AccessService,
     private config: AuthConfig
   ) {}
@@ -207,8 +220,8 @@ export class SessionService {
       .select('user_id', 'revoked_at')
       .first()
     if (!row) return false
-    const state = { userId: Number(row.user_id), active: row.revoked_at === null, cachedAt: now }
-    if (useCache) cache.set(sessionId, state, mark)
+    const state: SessionState = { userId: Number(row.user_id), active: row.revoked_at === null }
+    if (useCache) cache.set(sessionId, state, state.userId, mark, now)
     return state.active && state.userId === userId
   }
 

@@ -1,17 +1,17 @@
 import application from '@adonisjs/core/services/app'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import { AccessService } from '#core/services/access_service'
+import { AccessService, writesSessionTables } from '#core/services/access_service'
 import { UserService } from '#core/services/user_service'
 import { writeQuery } from '#core/native_sql'
-import { ApiSessionCache, writesSessionTables } from '#core/auth/api_session_cache'
+import { UserKeyedCache } from '#core/invalidation/user_keyed_cache'
 import { hasRedis, onMysql } from '#tests/helpers/database'
 import { rpc } from '#tests/helpers/rpc'
 import { login, makeUser, type Session } from '#tests/helpers/users'
 import { startInstance, type Instance } from '../socket/instances.js'
 
 /**
- * The session cache of MariaDB + Redis (app/core/auth/api_session_cache.ts): a revoked
+ * The session cache of MariaDB + Redis (AccessService's, app/core/invalidation/): a revoked
  * sesskey is refused at once, by the instance that revoked it and by every other one. On
  * SQLite the same specs hold through readCached (no process cache there), so they run on both.
  */
@@ -250,7 +250,7 @@ test.group('session cache: units', () => {
   })
 
   test('a read begun before an invalidation does not refill the cache', ({ assert }) => {
-    const cache = new ApiSessionCache(60_000)
+    const cache = new UserKeyedCache({ ttlMs: 60_000, maxEntries: 50_000 })
     const before = cache.mark()
     cache.invalidateUser(7)
     cache.set('digest', { id: 1 }, 7, before)
@@ -265,7 +265,7 @@ test.group('session cache: units', () => {
   })
 
   test('entries expire after the TTL', ({ assert }) => {
-    const cache = new ApiSessionCache(1000)
+    const cache = new UserKeyedCache({ ttlMs: 1000, maxEntries: 50_000 })
     cache.set('digest', { id: 1 }, 7, cache.mark(), 0)
     assert.deepEqual(cache.get('digest', 999), { id: 1 })
     assert.isUndefined(cache.get('digest', 1001))

@@ -1,10 +1,11 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import { Clock } from '#plugins/auth_service/services/clock'
-import { SessionStateCache } from '#plugins/auth_service/services/session_state_cache'
+import { UserKeyedCache } from '#core/invalidation/user_keyed_cache'
 import { TokenService } from '#plugins/auth_service/services/token_service'
 import { SecretBox } from '#plugins/auth_service/services/secrets'
-import { RedisRevocationBus } from '#plugins/auth_service/services/revocation_bus'
+import { RedisInvalidationBus } from '#core/invalidation/invalidation_bus'
+import type { SessionState } from '#plugins/auth_service/services/session_service'
 import { effectiveTotpPolicy } from '#plugins/auth_service/services/auth_user_service'
 import { parseJwtKeys } from '#plugins/auth_service/config'
 import { hasRedis } from '#tests/helpers/database'
@@ -19,20 +20,20 @@ const claims = {
 
 test.group('auth_service: session-state cache', () => {
   test('a fill that started before an invalidation of its user is dropped', ({ assert }) => {
-    const cache = new SessionStateCache(60_000)
+    const cache = new UserKeyedCache<SessionState>({ ttlMs: 60_000, maxEntries: 200_000 })
     const mark = cache.mark()
     cache.invalidateUser(7)
-    cache.set('s1', { userId: 7, active: true, cachedAt: 0 }, mark)
+    cache.set('s1', { userId: 7, active: true }, 7, mark, 0)
     assert.isUndefined(cache.get('s1', 0))
-    cache.set('s1', { userId: 7, active: true, cachedAt: 0 }, cache.mark())
+    cache.set('s1', { userId: 7, active: true }, 7, cache.mark(), 0)
     assert.isTrue(cache.get('s1', 0)?.active)
   })
 
   test('invalidating a user drops all its sessions and only its own', ({ assert }) => {
-    const cache = new SessionStateCache(60_000)
-    cache.set('a1', { userId: 1, active: true, cachedAt: 0 }, cache.mark())
-    cache.set('a2', { userId: 1, active: true, cachedAt: 0 }, cache.mark())
-    cache.set('b1', { userId: 2, active: true, cachedAt: 0 }, cache.mark())
+    const cache = new UserKeyedCache<SessionState>({ ttlMs: 60_000, maxEntries: 200_000 })
+    cache.set('a1', { userId: 1, active: true }, 1, cache.mark(), 0)
+    cache.set('a2', { userId: 1, active: true }, 1, cache.mark(), 0)
+    cache.set('b1', { userId: 2, active: true }, 2, cache.mark(), 0)
     cache.invalidateUser(1)
     assert.isUndefined(cache.get('a1', 0))
     assert.isUndefined(cache.get('a2', 0))
@@ -40,12 +41,12 @@ test.group('auth_service: session-state cache', () => {
   })
 
   test('entries expire after the ttl; clear() also rejects fills begun before it', ({ assert }) => {
-    const cache = new SessionStateCache(1000)
-    cache.set('a', { userId: 1, active: true, cachedAt: 0 }, cache.mark())
+    const cache = new UserKeyedCache<SessionState>({ ttlMs: 1000, maxEntries: 200_000 })
+    cache.set('a', { userId: 1, active: true }, 1, cache.mark(), 0)
     assert.isUndefined(cache.get('a', 1001))
     const mark = cache.mark()
     cache.clear()
-    cache.set('a', { userId: 1, active: true, cachedAt: 0 }, mark)
+    cache.set('a', { userId: 1, active: true }, 1, mark, 0)
     assert.equal(cache.size, 0)
   })
 })
@@ -145,15 +146,16 @@ test.group('auth_service: revocation bus over Redis', () => {
     const logger = await app.container.make('logger')
     const prefix = `${process.env.REDIS_PREFIX ?? 'quire:'}unit-${Date.now()}:`
     const caches = [
-      new SessionStateCache(60_000),
-      new SessionStateCache(60_000),
-      new SessionStateCache(60_000),
+      new UserKeyedCache<SessionState>({ ttlMs: 60_000, maxEntries: 200_000 }),
+      new UserKeyedCache<SessionState>({ ttlMs: 60_000, maxEntries: 200_000 }),
+      new UserKeyedCache<SessionState>({ ttlMs: 60_000, maxEntries: 200_000 }),
     ]
-    const buses = caches.map((cache) => new RedisRevocationBus(redis, cache, logger, prefix))
+    const buses = caches.map(
+      (cache) => new RedisInvalidationBus(redis, cache, logger, `${prefix}auth-sessions`)
+    )
     for (const bus of buses) await bus.start()
     try {
-      for (const cache of caches)
-        cache.set('s', { userId: 42, active: true, cachedAt: 0 }, cache.mark())
+      for (const cache of caches) cache.set('s', { userId: 42, active: true }, 42, cache.mark(), 0)
       assert.isTrue(buses.every((bus) => bus.healthy))
       await buses[0].invalidateUser(42)
       for (const cache of caches) assert.isUndefined(cache.get('s', 0))
