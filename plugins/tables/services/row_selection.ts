@@ -21,8 +21,19 @@ export interface Selection {
   /**
    * The counter (services/row_counters.ts) whose rows these are, when they are every row of
    * the table or exactly a saved view's: its count and deep pages can then be read from it.
+   * `where` is the selection's own as it was made: a caller that narrows it afterwards (a
+   * search, a keyset) leaves the counter unused (counterOf).
    */
-  counter?: CounterSpec
+  counter?: CounterSpec & { where: Selection['where'] }
+}
+
+/** The selection's counter, while the selection still selects exactly the counter's rows. */
+function counterOf(selection: Selection): CounterSpec | null {
+  const counter = selection.counter
+  if (!counter || selection.onlyIds) return null
+  const { where } = selection
+  if (counter.where.length !== where.length) return null
+  return counter.where.every((condition, i) => condition === where[i]) ? counter : null
 }
 
 /**
@@ -42,7 +53,7 @@ export class RowSelection {
   async selection(scope: TableScope, actor: Actor | null, raw: unknown): Promise<Selection> {
     const selection: Selection = { where: [], orderBy: [], onlyIds: null }
     if (raw === undefined || raw === null || raw === '') {
-      selection.counter = { counter: ALL_ROWS, group: null }
+      selection.counter = { counter: ALL_ROWS, group: null, where: [] }
       return selection
     }
     let object: Record<string, any>
@@ -61,12 +72,6 @@ export class RowSelection {
       return selection // rule 3: row_ids prevail, applyViewFilters ignored
     }
     const { group, viewId } = await this.viewGroup(scope, actor, object.applyViewFilters)
-    if (!rowIds.length)
-      selection.counter = group
-        ? viewId === null
-          ? undefined
-          : { counter: viewId, group }
-        : { counter: ALL_ROWS, group: null }
     if (group) {
       const compiled = await compileFilters(
         scope.category.fields,
@@ -81,6 +86,11 @@ export class RowSelection {
         sql: `t.id NOT IN (${rowIds.map(() => '?').join(', ')})`,
         bindings: rowIds,
       })
+    } else if (!group || viewId !== null) {
+      const where = [...selection.where]
+      selection.counter = group
+        ? { counter: viewId!, group, where }
+        : { counter: ALL_ROWS, group: null, where }
     }
     return selection
   }
@@ -183,8 +193,9 @@ export class RowSelection {
     let offset = Math.floor(page.offset)
     let from = selection
     // Deep into the table's own order: the counter says from which ord to skip, and how many.
-    if (selection.counter && !selection.orderBy.length && offset > 0) {
-      const position = await seekOffset(category.fields, category.id, selection.counter, offset)
+    const counter = counterOf(selection)
+    if (counter && !selection.orderBy.length && offset > 0) {
+      const position = await seekOffset(category.fields, category.id, counter, offset)
       if (position) {
         from = {
           ...selection,
@@ -206,8 +217,9 @@ export class RowSelection {
 
   /** How many rows a selection selects: from its counter when it has one, else by COUNT(*). */
   async count(category: CategoryMeta, selection: Selection): Promise<number> {
-    if (selection.counter) {
-      const kept = await keptCount(category.fields, category.id, selection.counter)
+    const counter = counterOf(selection)
+    if (counter) {
+      const kept = await keptCount(category.fields, category.id, counter)
       if (kept !== null) return kept
     }
     const where = this.whereOf(selection)
@@ -216,7 +228,7 @@ export class RowSelection {
       where.bindings
     )
     const total = Number(rows[0]?.total ?? 0)
-    if (selection.counter) noteCount(category.fields, category.id, selection.counter, total)
+    if (counter) noteCount(category.fields, category.id, counter, total)
     return total
   }
 

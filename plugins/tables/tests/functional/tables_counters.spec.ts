@@ -1,8 +1,19 @@
 import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#core/settings/main'
 import { ALL_ROWS } from '../../services/row_counters.js'
-import { addRows, caller, eventually, makeBook, ok, type Call } from '../helpers/tables.js'
+import { RowSelection } from '../../services/row_selection.js'
+import { TableAccess } from '../../services/table_access.js'
+import {
+  addRows,
+  caller,
+  eventually,
+  makeBook,
+  ok,
+  ownerActor,
+  type Call,
+} from '../helpers/tables.js'
 
 /**
  * Counts kept by triggers (services/row_counters.ts): a saved view's count and deep pages read
@@ -225,6 +236,39 @@ test.group('tables: counts kept by triggers', (group) => {
       await db.from('table_counts').where(fake).delete()
     }
     assert.deepEqual(await pageIds(fx.call, fx.catId, { offset: 9, maxRows: 3 }), all.slice(9, 12))
+  })
+
+  test("a selection narrowed after it was made, or excluding rows, is not the counter's", async ({
+    assert,
+  }) => {
+    await pageIds(fx.call, fx.catId, { offset: 7, maxRows: 3 })
+    await eventually(async () => !!(await counterRow(fx.catId, ALL_ROWS)))
+    const all = await pageIds(fx.call, fx.catId, { maxRows: 1000 })
+    const rowSelection = await app.container.make(RowSelection)
+    const access = await app.container.make(TableAccess)
+    const actor = ownerActor(fx.book)
+    const scope = await access.forCategory(actor, fx.catId, 'read')
+    const narrowed = await rowSelection.selection(scope, actor, undefined)
+    narrowed.where.push({ sql: 't.id > ?', bindings: [all[9]] })
+    assert.equal(await rowSelection.count(scope.category, narrowed), all.length - 10)
+    const page = await rowSelection.selectRows(scope.category, narrowed, { offset: 6, limit: 3 })
+    assert.deepEqual(
+      page.map((row) => Number(row.id)),
+      all.slice(16, 19)
+    )
+    const excluded = all.slice(0, 4).join(',')
+    assert.deepEqual(
+      await pageIds(fx.call, fx.catId, { offset: 6, maxRows: 3, filterRowIds: `!${excluded}` }),
+      all.slice(10, 13)
+    )
+    const withoutFour = ok(
+      await fx.call('computeTableOperation', {
+        catId: fx.catId,
+        operation: 'count',
+        filterRowIds: `!${excluded}`,
+      })
+    )
+    assert.equal(withoutFour.result, all.length - 4)
   })
 
   test('changed view filters drop the counter; the next count is the new filters', async ({
