@@ -55,6 +55,11 @@ export class GroupCommit<J, R> {
 
   constructor(private options: GroupCommitOptions<J, R>) {}
 
+  /** Jobs queued and not yet taken by a batch (a commit seeing some knows another batch follows). */
+  get waiting() {
+    return this.queue.length
+  }
+
   /** Queues a job; resolves with its outcome once its batch has committed. */
   submit(job: J): Promise<R> {
     return new Promise<R>((resolve, reject) => {

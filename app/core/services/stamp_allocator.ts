@@ -25,6 +25,13 @@ export interface StampAllocator {
   release(stamp: number): Promise<void>
   /** Highest stamp such that every write with a stamp at or below it has finished. */
   watermark(): Promise<number>
+  /**
+   * watermark(), then acquire(), in one round trip where the allocator can (Redis): for a writer
+   * that knows its next write is waiting (a group commit with sends queued). Optional. The stamp
+   * is null when it could not be reserved (the watermark stands); a stamp it answers must be
+   * written with or released, as acquire's.
+   */
+  watermarkAndAcquire?(): Promise<{ watermark: number; stamp: number | null }>
   /** Stops background work (a heartbeat) at shutdown. */
   close?(): Promise<void>
 }
@@ -180,6 +187,42 @@ while true do
 end
 `
 
+/**
+ * WATERMARK_SCRIPT, then ACQUIRE_SCRIPT, in one call. KEYS: counter, in-flight set, instances.
+ * ARGV: ACQUIRE_SCRIPT's five, then the members to remove. Answers {watermark, member}.
+ */
+const WATERMARK_AND_ACQUIRE_SCRIPT = `${REDIS_NOW}
+for i = 6, #ARGV do
+  redis.call('ZREM', KEYS[2], ARGV[i])
+end
+local watermark
+while true do
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if #first == 0 then
+    watermark = redis.call('GET', KEYS[1]) or '0'
+    break
+  end
+  local instance, expires = string.match(first[1], '^%d+:(.+):(%d+)$')
+  local alive = instance and tonumber(redis.call('ZSCORE', KEYS[3], instance) or '0') >= now
+  if not alive or tonumber(expires) < now then
+    redis.call('ZREM', KEYS[2], first[1])
+  else
+    watermark = string.format('%d', tonumber(first[2]) - 1)
+    break
+  end
+end
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local floor = tonumber(ARGV[1])
+if current == 0 then floor = math.max(floor, tonumber(ARGV[2])) end
+local stamp = math.max(current + 1, floor)
+local text = string.format('%d', stamp)
+redis.call('SET', KEYS[1], text)
+redis.call('ZADD', KEYS[3], 'GT', now + tonumber(ARGV[5]), ARGV[3])
+local member = text .. ':' .. ARGV[3] .. ':' .. string.format('%d', now + tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[2], stamp, member)
+return {watermark, member}
+`
+
 /** A Lua script run by its SHA-1 (EVALSHA): its text is sent only when Redis does not know it yet. */
 class RedisScript {
   private sha: string
@@ -200,6 +243,7 @@ class RedisScript {
 const acquireScript = new RedisScript(ACQUIRE_SCRIPT)
 const heartbeatScript = new RedisScript(HEARTBEAT_SCRIPT)
 const watermarkScript = new RedisScript(WATERMARK_SCRIPT)
+const watermarkAndAcquireScript = new RedisScript(WATERMARK_AND_ACQUIRE_SCRIPT)
 
 /**
  * Several instances: the sequence is a Redis counter and the in-flight set a
@@ -268,19 +312,28 @@ export class RedisStampAllocator implements StampAllocator {
     if (this.ready) await this.redis.zrem(this.keys.instances, this.instanceId).catch(() => {})
   }
 
+  private acquireArguments() {
+    return [
+      String(clockFloor()),
+      String(this.floor),
+      this.instanceId,
+      String(IN_FLIGHT_LEASE_MS),
+      String(this.instanceTtlMs),
+    ]
+  }
+
   async acquire() {
     await this.init()
     const member = (await acquireScript.run(
       this.redis,
       [this.keys.counter, this.keys.inFlight, this.keys.instances],
-      [
-        String(clockFloor()),
-        String(this.floor),
-        this.instanceId,
-        String(IN_FLIGHT_LEASE_MS),
-        String(this.instanceTtlMs),
-      ]
+      this.acquireArguments()
     )) as string
+    return this.acquired(member)
+  }
+
+  /** Records an in-flight member the acquire script answered; its stamp once reserved. */
+  private async acquired(member: string) {
     const stamp = Number(member.slice(0, member.indexOf(':')))
     this.members.set(stamp, member)
     try {
@@ -358,5 +411,30 @@ export class RedisStampAllocator implements StampAllocator {
       throw error
     }
     return Math.max(Number(value), 0)
+  }
+
+  /**
+   * watermark() and acquire() in one script: the watermark is computed first (the new stamp,
+   * above every stamp handed out, is not in flight yet), with this turn's releases removed.
+   */
+  async watermarkAndAcquire() {
+    await this.init()
+    if (this.releasing.size) await Promise.all(this.releasing)
+    const members = this.takeReleased()
+    let answer: [string, string]
+    try {
+      answer = (await watermarkAndAcquireScript.run(
+        this.redis,
+        [this.keys.counter, this.keys.inFlight, this.keys.instances],
+        [...this.acquireArguments(), ...members]
+      )) as [string, string]
+    } catch (error) {
+      for (const member of members) this.releaseMember(member)
+      throw error
+    }
+    const watermark = Math.max(Number(answer[0]), 0)
+    // A stamp whose reservation failed is released: the watermark stands, the next write acquires.
+    const stamp = await this.acquired(answer[1]).catch(() => null)
+    return { watermark, stamp }
   }
 }

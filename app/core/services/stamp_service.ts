@@ -47,10 +47,30 @@ export class StampService {
     return this.allocator.watermark()
   }
 
-  /** A write in a transaction: any number of statements, all or nothing. */
-  write<T>(work: (scope: WriteScope) => Promise<T>): Promise<T> {
-    return this.stamped((stamp, afterCommit) =>
-      this.db.transaction((trx) => work({ trx, stamp, afterCommit }))
+  /**
+   * The watermark and, where the allocator makes both in one round trip (Redis), a stamp for
+   * the caller's next write (else null): a group commit with sends waiting asks both at once.
+   * The stamp is in flight from now: pass it to write() (`stamp`), or to release() if unused.
+   */
+  async watermarkAndAcquire(): Promise<{ watermark: number; stamp: number | null }> {
+    if (this.allocator.watermarkAndAcquire) return this.allocator.watermarkAndAcquire()
+    return { watermark: await this.allocator.watermark(), stamp: null }
+  }
+
+  /** Releases a stamp of watermarkAndAcquire that no write used. */
+  release(stamp: number): Promise<void> {
+    return this.allocator.release(stamp)
+  }
+
+  /**
+   * A write in a transaction: any number of statements, all or nothing. `stamp`: one
+   * watermarkAndAcquire answered, used by the first attempt (a retry takes a new one).
+   */
+  write<T>(work: (scope: WriteScope) => Promise<T>, stamp?: number | null): Promise<T> {
+    return this.stamped(
+      (taken, afterCommit) =>
+        this.db.transaction((trx) => work({ trx, stamp: taken, afterCommit })),
+      stamp
     )
   }
 
@@ -79,11 +99,12 @@ export class StampService {
 
   /** Runs `attempt` under a new stamp, retried on transient conflicts; then the after-commit callbacks. */
   private async stamped<T>(
-    attempt: (stamp: number, afterCommit: (callback: () => unknown) => void) => Promise<T>
+    attempt: (stamp: number, afterCommit: (callback: () => unknown) => void) => Promise<T>,
+    given?: number | null
   ): Promise<T> {
     for (let attemptNumber = 1; ; attemptNumber++) {
       const callbacks: (() => unknown)[] = []
-      const stamp = await this.allocator.acquire()
+      const stamp = attemptNumber === 1 && given ? given : await this.allocator.acquire()
       let result: T
       foreground.beginWrite()
       try {

@@ -272,6 +272,13 @@ export class MessageWriter {
   })
 
   /**
+   * The stamp of the next batch, acquired with the previous batch's watermark (one Redis round
+   * trip for both) when sends were waiting: taken by the next insertBatch, which the group commit
+   * starts in the same turn; released on the next turn if none did.
+   */
+  private nextStamp: number | null = null
+
+  /**
    * sendMsg / socket send message: creates a message, edits one (smid), or
    * deletes one (del). The book defaults to the session's book, then b_o to
    * the sender and b_c to the first word of msg.
@@ -482,14 +489,22 @@ export class MessageWriter {
    * Any other failure throws, and GroupCommit retries each job alone.
    */
   private async insertBatch(batch: PendingCreate[]): Promise<Settled<CreatedMessage>[]> {
+    const given = this.nextStamp
+    this.nextStamp = null
+    let written = false
     // The books of the sends that name theirs, resolved and checked together (see create).
     const refused = new Map<PendingCreate, unknown>()
     const books = new Map<PendingCreate, BookRef>()
     const unresolved = batch.filter((job) => !job.book)
     const resolved = unresolved.length
-      ? await this.access.resolveManyFor(
-          unresolved.map((job) => ({ actor: job.actor, ...job.target!, need: 'write' as const }))
-        )
+      ? await this.access
+          .resolveManyFor(
+            unresolved.map((job) => ({ actor: job.actor, ...job.target!, need: 'write' as const }))
+          )
+          .catch(async (error) => {
+            if (given) await this.stamps.release(given)
+            throw error
+          })
       : []
     unresolved.forEach((job, index) => {
       const outcome = resolved[index]
@@ -499,7 +514,9 @@ export class MessageWriter {
     for (const job of batch) if (job.book) books.set(job, job.book)
     const writing = batch.filter((job) => !refused.has(job))
     const inserted = new Map<PendingCreate, MessageRow | null>()
+    if (!writing.length && given) await this.stamps.release(given)
     if (writing.length) {
+      written = true
       await this.stamps.write(async ({ trx, stamp, afterCommit }) => {
         inserted.clear() // a retried transaction starts over
         const rows = await insertMessages(
@@ -515,11 +532,15 @@ export class MessageWriter {
           await this.stage(trx, afterCommit, 'created', job.actor, book, row, stamp)
           afterCommit(() => this.afterCreate(job.actor, book, row, null))
         }
-      })
+      }, given)
     }
     let sstamp = 0
     try {
-      if (writing.length) sstamp = await this.stamps.watermark()
+      if (written && this.creates.waiting > 0) {
+        const next = await this.stamps.watermarkAndAcquire()
+        sstamp = next.watermark
+        if (next.stamp) this.handOver(next.stamp)
+      } else if (written) sstamp = await this.stamps.watermark()
     } catch (error) {
       // The batch has committed: each send fails, none is written again.
       return batch.map((job) => ({ ok: false as const, error: refused.get(job) ?? error }))
@@ -532,6 +553,17 @@ export class MessageWriter {
             value: { book: books.get(job)!, row: inserted.get(job) ?? null, sstamp },
           }
     )
+  }
+
+  /** Keeps `stamp` for the next batch; released on the next turn if no batch took it. */
+  private handOver(stamp: number) {
+    if (this.nextStamp) void this.stamps.release(this.nextStamp)
+    this.nextStamp = stamp
+    setImmediate(() => {
+      if (this.nextStamp !== stamp) return
+      this.nextStamp = null
+      void this.stamps.release(stamp)
+    })
   }
 
   /** Shared: counters and the message_created event of a new (or copied) message. */

@@ -3,11 +3,13 @@ import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { BookAccessService } from '#plugins/books/services/book_access_service'
 import { MessageService } from '#plugins/books/services/message_service'
+import { StampService } from '#core/services/stamp_service'
 import { actorOf, book, client, sessionOf, sharedBook } from '../helpers/books.js'
 
-const [bookAccess, messages] = await Promise.all([
+const [bookAccess, messages, stamps] = await Promise.all([
   app.container.make(BookAccessService),
   app.container.make(MessageService),
+  app.container.make(StampService),
 ])
 
 /** What a call answered: its value, or its error's code and message. */
@@ -154,5 +156,37 @@ test.group('sends whose book is checked with their batch', () => {
     ])
     assert.equal((after[0] as any).code, 'NOT_FOUND')
     assert.isTrue((after[1] as any).value.isNew)
+  })
+
+  test('batches that follow one another: each send answered a watermark covering its message; no stamp left in flight', async ({
+    assert,
+  }) => {
+    const { alice, target } = await cast()
+    const asAlice = await actorOf(alice)
+    const tag = `follow-${Date.now().toString(36)}`
+    // One send starts a batch at once; the others queue behind it and go in the batches after
+    // (with Redis, each of those batches' stamps is acquired with the previous one's watermark).
+    const first = messages.send(asAlice, { ...target, msg: `${tag} 0` })
+    const rest = Array.from({ length: 30 }, (_, index) =>
+      messages.send(asAlice, { ...target, msg: `${tag} ${index + 1}` })
+    )
+    const results = await Promise.all([first, ...rest])
+    const rows = await db
+      .from('book_messages')
+      .where('msg', 'like', `${tag} %`)
+      .orderBy('smid')
+      .select('smid', 'cstamp', 'msg')
+    assert.lengthOf(rows, 31)
+    const cstampOf = new Map(rows.map((row) => [Number(row.smid), Number(row.cstamp)]))
+    for (const result of results) assert.isAtLeast(result.sstamp, cstampOf.get(result.smid)!)
+    // Batches in order: stamps never go back along the smids; more than one batch.
+    const cstamps = rows.map((row) => Number(row.cstamp))
+    for (let index = 1; index < cstamps.length; index++)
+      assert.isAtLeast(cstamps[index], cstamps[index - 1])
+    assert.isAbove(new Set(cstamps).size, 1)
+    // A stamp acquired for a batch and never released would hold the watermark below later writes.
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const later = await stamps.write(async ({ stamp }) => stamp)
+    assert.isAtLeast(await stamps.watermark(), later)
   })
 })
