@@ -2,7 +2,7 @@ import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
  * Counts kept by triggers (services/row_counters.ts): per row table, per counter (0 = every
- * row, else a saved view's id), per bucket of 1,024 `ord` units, how many rows the counter's
+ * row, else a saved view's id), per bucket of `ord` units (BUCKET_WIDTH), how many rows the counter's
  * predicate holds. MariaDB's triggers append deltas to table_count_log (no row lock shared by
  * concurrent writers); reads add them up and fold them into table_counts now and then.
  */
