@@ -226,29 +226,6 @@ async function install(categoryId: number, plan: Plan) {
   const countsSql =
     `SELECT ${bucketOf('t')} AS bucket, COUNT(*) AS n FROM ${table} t ` +
     `WHERE ${plan.predicate} GROUP BY ${bucketOf('t')}`
-  if (!isMysql()) {
-    await nativeTransaction(async (trx) => {
-      const [current] = await trxQuery(
-        trx,
-        'SELECT signature FROM table_counters WHERE category_id = ? AND counter = ?',
-        key
-      )
-      if (current?.signature === plan.signature) return
-      await forget(trx, categoryId, plan.counter)
-      for (const statement of triggerStatements(categoryId, plan)) await trxQuery(trx, statement)
-      await trxQuery(
-        trx,
-        `INSERT INTO table_counts (category_id, counter, bucket, n) SELECT ?, ?, bucket, n FROM (${countsSql})`,
-        key
-      )
-      await trxQuery(
-        trx,
-        'INSERT INTO table_counters (category_id, counter, signature, columns) VALUES (?, ?, ?, ?)',
-        [...key, plan.signature, plan.columns.join(',')]
-      )
-    })
-    return
-  }
   await locked(categoryId, plan.counter, async (trx) => {
     const [current] = await trxQuery(
       trx,
@@ -257,18 +234,27 @@ async function install(categoryId: number, plan: Plan) {
     )
     if (current?.signature === plan.signature) return
     await forget(trx, categoryId, plan.counter)
-    await trxQuery(trx, 'COMMIT')
+    if (isMysql()) await trxQuery(trx, 'COMMIT')
     for (const statement of triggerStatements(categoryId, plan)) await trxQuery(trx, statement)
-    // One snapshot for the rows and the log entries already written by the new triggers.
-    await trxQuery(trx, 'START TRANSACTION WITH CONSISTENT SNAPSHOT')
-    const counts = await trxQuery(trx, countsSql)
-    const seen = await trxQuery(
-      trx,
-      'SELECT id FROM table_count_log WHERE category_id = ? AND counter = ?',
-      key
-    )
-    await insertCounts(trx, categoryId, plan.counter, counts)
-    await deleteLogEntries(trx, seen)
+    if (isMysql()) {
+      // One snapshot for the rows and the log entries already written by the new triggers.
+      await trxQuery(trx, 'START TRANSACTION WITH CONSISTENT SNAPSHOT')
+      const counts = await trxQuery(trx, countsSql)
+      const seen = await trxQuery(
+        trx,
+        'SELECT id FROM table_count_log WHERE category_id = ? AND counter = ?',
+        key
+      )
+      await insertCounts(trx, categoryId, plan.counter, counts)
+      await deleteLogEntries(trx, seen)
+    } else {
+      // SQLite: the triggers and the counts in one write transaction, no writer in between.
+      await trxQuery(
+        trx,
+        `INSERT INTO table_counts (category_id, counter, bucket, n) SELECT ?, ?, bucket, n FROM (${countsSql})`,
+        key
+      )
+    }
     await trxQuery(
       trx,
       'INSERT INTO table_counters (category_id, counter, signature, columns) VALUES (?, ?, ?, ?)',

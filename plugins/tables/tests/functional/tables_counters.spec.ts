@@ -121,35 +121,13 @@ test.group('tables: counts kept by triggers', (group) => {
     assert,
   }) => {
     await eventually(async () => !!(await counterRow(fx.catId, fx.viewId)))
+    const setCell = async (rowId: number, fieldId: number, value: string) =>
+      ok(await fx.call('updateTableValue', { rowId: String(rowId), fieldId, value }))
     // won -> lost, lost -> won, open -> won, and a cell the filter does not read
-    ok(
-      await fx.call('updateTableValue', {
-        rowId: String(fx.ids[0]),
-        fieldId: fx.f.status,
-        value: 'lost',
-      })
-    )
-    ok(
-      await fx.call('updateTableValue', {
-        rowId: String(fx.ids[1]),
-        fieldId: fx.f.status,
-        value: 'won',
-      })
-    )
-    ok(
-      await fx.call('updateTableValue', {
-        rowId: String(fx.ids[2]),
-        fieldId: fx.f.status,
-        value: 'won',
-      })
-    )
-    ok(
-      await fx.call('updateTableValue', {
-        rowId: String(fx.ids[3]),
-        fieldId: fx.f.qty,
-        value: '99',
-      })
-    )
+    await setCell(fx.ids[0], fx.f.status, 'lost')
+    await setCell(fx.ids[1], fx.f.status, 'won')
+    await setCell(fx.ids[2], fx.f.status, 'won')
+    await setCell(fx.ids[3], fx.f.qty, '99')
     assert.deepEqual(await counts(fx), { kept: 15, scanned: 15 })
     const rows = Object.fromEntries(
       fx.ids.slice(10, 20).map((id) => [String(id), { [fx.f.status]: 'won' }])
