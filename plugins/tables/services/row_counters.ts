@@ -168,12 +168,14 @@ function triggerStatements(categoryId: number, plan: Plan) {
   const [bNew, bOld] = [bucketOf('NEW'), bucketOf('OLD')]
   const name = (event: 'ai' | 'ad' | 'au') => quoteId(triggerName(categoryId, plan.counter, event))
   if (isMysql()) {
-    const log = 'INSERT INTO table_count_log (category_id, counter, bucket, n)'
-    const minusOld = `SELECT ${key}, ${bOld}, -1 FROM DUAL WHERE ${pOld} = 1 AND (${pNew} = 0 OR ${bNew} <> ${bOld})`
-    const plusNew = `SELECT ${key}, ${bNew}, 1 FROM DUAL WHERE ${pNew} = 1 AND (${pOld} = 0 OR ${bNew} <> ${bOld})`
+    // Entries keyed by UUID_SHORT() (migration 033: no AUTO-INC lock held by the writing statement).
+    const log = 'INSERT INTO table_count_log (id, category_id, counter, bucket, n)'
+    const entry = `UUID_SHORT(), ${key}`
+    const minusOld = `SELECT ${entry}, ${bOld}, -1 FROM DUAL WHERE ${pOld} = 1 AND (${pNew} = 0 OR ${bNew} <> ${bOld})`
+    const plusNew = `SELECT ${entry}, ${bNew}, 1 FROM DUAL WHERE ${pNew} = 1 AND (${pOld} = 0 OR ${bNew} <> ${bOld})`
     return [
-      `CREATE TRIGGER ${name('ai')} AFTER INSERT ON ${table} FOR EACH ROW ${log} SELECT ${key}, ${bNew}, 1 FROM DUAL WHERE ${pNew} = 1`,
-      `CREATE TRIGGER ${name('ad')} AFTER DELETE ON ${table} FOR EACH ROW ${log} SELECT ${key}, ${bOld}, -1 FROM DUAL WHERE ${pOld} = 1`,
+      `CREATE TRIGGER ${name('ai')} AFTER INSERT ON ${table} FOR EACH ROW ${log} SELECT ${entry}, ${bNew}, 1 FROM DUAL WHERE ${pNew} = 1`,
+      `CREATE TRIGGER ${name('ad')} AFTER DELETE ON ${table} FOR EACH ROW ${log} SELECT ${entry}, ${bOld}, -1 FROM DUAL WHERE ${pOld} = 1`,
       `CREATE TRIGGER ${name('au')} AFTER UPDATE ON ${table} FOR EACH ROW ${log} ${minusOld} UNION ALL ${plusNew}`,
     ]
   }

@@ -25,7 +25,10 @@ export default class extends BaseSchema {
       table.primary(['category_id', 'counter', 'bucket'])
     })
     this.schema.createTable('table_count_log', (table) => {
-      table.bigIncrements('id').primary()
+      // UUID_SHORT(), not AUTO_INCREMENT: a trigger's INSERT ... SELECT would take the table's
+      // AUTO-INC lock until the end of the writing statement, and two bulk writes then deadlock
+      // on it (ER_AUTOINC_READ_FAILED under 8 concurrent bulk inserts).
+      table.bigInteger('id').unsigned().primary()
       table.bigInteger('category_id').notNullable()
       table.bigInteger('counter').notNullable()
       table.bigInteger('bucket').notNullable()
