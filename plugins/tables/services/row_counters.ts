@@ -248,7 +248,7 @@ async function install(categoryId: number, plan: Plan) {
         key
       )
       await insertCounts(trx, categoryId, plan.counter, counts)
-      await deleteLogEntries(trx, seen)
+      await deleteLogEntries(trx, categoryId, plan.counter, seen)
     } else {
       // SQLite: the triggers and the counts in one write transaction, no writer in between.
       await trxQuery(
@@ -282,13 +282,18 @@ async function insertCounts(
   }
 }
 
-async function deleteLogEntries(trx: TransactionClientContract, entries: { id: unknown }[]) {
+async function deleteLogEntries(
+  trx: TransactionClientContract,
+  categoryId: number,
+  counter: number,
+  entries: { id: unknown }[]
+) {
   for (let i = 0; i < entries.length; i += 1000) {
     const slice = entries.slice(i, i + 1000)
     await trxQuery(
       trx,
-      `DELETE FROM table_count_log WHERE id IN (${slice.map(() => '?').join(', ')})`,
-      slice.map((row) => row.id)
+      `DELETE FROM table_count_log WHERE category_id = ? AND counter = ? AND id IN (${slice.map(() => '?').join(', ')})`,
+      [categoryId, counter, ...slice.map((row) => row.id)]
     )
   }
 }
@@ -312,7 +317,7 @@ async function fold(categoryId: number, counter: number) {
       counter,
       [...sums].map(([bucket, n]) => ({ bucket, n }))
     )
-    await deleteLogEntries(trx, seen)
+    await deleteLogEntries(trx, categoryId, counter, seen)
   })
 }
 
