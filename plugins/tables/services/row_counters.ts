@@ -16,7 +16,7 @@ import { FilterCompiler, type FilterGroupSpec } from '../lib/filter_compiler.js'
  * how many rows of the predicate the bucket holds. Three triggers on the row table keep it (after
  * insert, update, delete), in the writing transaction, for every write path (api.php, socket,
  * console, rollback, import) without their knowing. `ord` is the rows' order (ord, id), and a
- * row is stored with ord = its id, so a bucket holds at most 8,192 rows; a count sums the
+ * row is stored with ord = its id, so a bucket holds at most 16,384 rows; a count sums the
  * buckets, and a page at offset N seeks the bucket where the running sum passes N, then skips
  * fewer than a bucket's rows in the (ord, id) index.
  *
@@ -34,10 +34,12 @@ import { FilterCompiler, type FilterGroupSpec } from '../lib/filter_compiler.js'
  */
 /**
  * `ord` units a bucket spans (a power of two: ord / width is exact). A seek's running sum reads
- * every bucket (at 10M rows and 1,024: 9,766 buckets, 13-19 ms on MariaDB), and a page then
- * skips up to a bucket's rows in the index (~55 ns each on MariaDB): 8,192 weighs the two.
+ * every bucket, ~3 µs each on MariaDB (10M rows: 1,024 gave 9,766 buckets and 13-19 ms), and a
+ * page then skips up to a bucket's rows in the index, ~55 ns each there. At 10M rows, measured
+ * seek / half a bucket's skip: 8,192 2.7-8 / 0.7-1.9 ms, 16,384 1.4-4.2 / 1.0-1.5 ms, 32,768
+ * 1.1-2.2 / 3.0-3.4 ms.
  */
-export const BUCKET_WIDTH = 8192
+export const BUCKET_WIDTH = 16384
 /** The counter of every row (pages of the table in its own order). */
 export const ALL_ROWS = 0
 /** Log entries of one counter past which a read folds them into table_counts. */
