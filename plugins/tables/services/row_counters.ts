@@ -360,7 +360,7 @@ function foldLater(categoryId: number, counter: number) {
 /** The setting: counters are made for counts and offsets from this many rows; 0 never. */
 const minRows = () => settings.integer('tables.countersMinRows')
 
-/** Counts by bucket (the log added on MariaDB) of a counter whose signature is `signature`. */
+/** A counter's counts by bucket, its log added on MariaDB (bindings: bucketsBindings). */
 function bucketsSql() {
   if (!isMysql()) return 'SELECT bucket, n FROM table_counts WHERE category_id = ? AND counter = ?'
   return (
