@@ -137,13 +137,8 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 `
 
-/**
- * KEYS: counter, in-flight set, instances. ARGV: clock floor, reserved floor
- * (used only when the counter is gone: a restarted Redis), instance, lease and
- * instance TTL (ms). The member names its instance and its lease expiry.
- */
-const ACQUIRE_SCRIPT = `${REDIS_NOW}
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+/** The acquisition itself (ACQUIRE_SCRIPT's and WATERMARK_AND_ACQUIRE_SCRIPT's): sets `member`. */
+const ACQUIRE_STEP = `local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 local floor = tonumber(ARGV[1])
 if current == 0 then floor = math.max(floor, tonumber(ARGV[2])) end
 local stamp = math.max(current + 1, floor)
@@ -152,7 +147,14 @@ redis.call('SET', KEYS[1], text)
 redis.call('ZADD', KEYS[3], 'GT', now + tonumber(ARGV[5]), ARGV[3])
 local member = text .. ':' .. ARGV[3] .. ':' .. string.format('%d', now + tonumber(ARGV[4]))
 redis.call('ZADD', KEYS[2], stamp, member)
-return member
+`
+/**
+ * KEYS: counter, in-flight set, instances. ARGV: clock floor, reserved floor
+ * (used only when the counter is gone: a restarted Redis), instance, lease and
+ * instance TTL (ms). The member names its instance and its lease expiry.
+ */
+const ACQUIRE_SCRIPT = `${REDIS_NOW}
+${ACQUIRE_STEP}return member
 `
 
 /** KEYS: instances. ARGV: instance, TTL (ms). */
@@ -163,28 +165,34 @@ return now
 `
 
 /**
- * KEYS: counter, in-flight set, instances. ARGV: in-flight members released by
- * this instance and not removed yet (removed first). Drops in-flight stamps of
- * dead instances (no heartbeat within their TTL) and past their lease, then
- * answers the stamp below the lowest one left (or the counter).
+ * A Lua function: drops in-flight stamps of dead instances (no heartbeat within their TTL) and
+ * past their lease, then answers the stamp below the lowest one left (or the counter).
+ */
+const LOWEST_WATERMARK = `local function lowest_watermark()
+  while true do
+    local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    if #first == 0 then
+      return redis.call('GET', KEYS[1]) or '0'
+    end
+    local instance, expires = string.match(first[1], '^%d+:(.+):(%d+)$')
+    local alive = instance and tonumber(redis.call('ZSCORE', KEYS[3], instance) or '0') >= now
+    if not alive or tonumber(expires) < now then
+      redis.call('ZREM', KEYS[2], first[1])
+    else
+      return string.format('%d', tonumber(first[2]) - 1)
+    end
+  end
+end
+`
+/**
+ * KEYS: counter, in-flight set, instances. ARGV: in-flight members released by this instance
+ * and not removed yet (removed first). Answers lowest_watermark().
  */
 const WATERMARK_SCRIPT = `${REDIS_NOW}
-for i = 1, #ARGV do
+${LOWEST_WATERMARK}for i = 1, #ARGV do
   redis.call('ZREM', KEYS[2], ARGV[i])
 end
-while true do
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  if #first == 0 then
-    return redis.call('GET', KEYS[1]) or '0'
-  end
-  local instance, expires = string.match(first[1], '^%d+:(.+):(%d+)$')
-  local alive = instance and tonumber(redis.call('ZSCORE', KEYS[3], instance) or '0') >= now
-  if not alive or tonumber(expires) < now then
-    redis.call('ZREM', KEYS[2], first[1])
-  else
-    return string.format('%d', tonumber(first[2]) - 1)
-  end
-end
+return lowest_watermark()
 `
 
 /**
@@ -192,35 +200,11 @@ end
  * ARGV: ACQUIRE_SCRIPT's five, then the members to remove. Answers {watermark, member}.
  */
 const WATERMARK_AND_ACQUIRE_SCRIPT = `${REDIS_NOW}
-for i = 6, #ARGV do
+${LOWEST_WATERMARK}for i = 6, #ARGV do
   redis.call('ZREM', KEYS[2], ARGV[i])
 end
-local watermark
-while true do
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  if #first == 0 then
-    watermark = redis.call('GET', KEYS[1]) or '0'
-    break
-  end
-  local instance, expires = string.match(first[1], '^%d+:(.+):(%d+)$')
-  local alive = instance and tonumber(redis.call('ZSCORE', KEYS[3], instance) or '0') >= now
-  if not alive or tonumber(expires) < now then
-    redis.call('ZREM', KEYS[2], first[1])
-  else
-    watermark = string.format('%d', tonumber(first[2]) - 1)
-    break
-  end
-end
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-local floor = tonumber(ARGV[1])
-if current == 0 then floor = math.max(floor, tonumber(ARGV[2])) end
-local stamp = math.max(current + 1, floor)
-local text = string.format('%d', stamp)
-redis.call('SET', KEYS[1], text)
-redis.call('ZADD', KEYS[3], 'GT', now + tonumber(ARGV[5]), ARGV[3])
-local member = text .. ':' .. ARGV[3] .. ':' .. string.format('%d', now + tonumber(ARGV[4]))
-redis.call('ZADD', KEYS[2], stamp, member)
-return {watermark, member}
+local watermark = lowest_watermark()
+${ACQUIRE_STEP}return {watermark, member}
 `
 
 /** A Lua script run by its SHA-1 (EVALSHA): its text is sent only when Redis does not know it yet. */
