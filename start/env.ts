@@ -168,6 +168,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   TABLES_HISTORY_DAYS: Env.schema.number.optional(),
   /** Whether new plain text fields get a text index (setting tables.textIndex; default true). */
   TABLES_TEXT_INDEX: Env.schema.boolean.optional(),
+  /** Counts kept by triggers from this many rows (setting tables.countersMinRows; default 50,000; 0 off). */
+  TABLES_COUNTERS_MIN_ROWS: Env.schema.number.optional(),
 
   /** Row and form tokens (plugins/tables/README.md): requests per token and per address per window. */
   TABLES_TOKEN_RATE_PER_TOKEN: Env.schema.number.optional(),
