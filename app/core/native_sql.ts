@@ -47,7 +47,7 @@ export const isMysql = () => {
 }
 
 /** better-sqlite3 binds no booleans or undefined. */
-const bindable = (value: unknown) =>
+export const bindable = (value: unknown) =>
   typeof value === 'boolean' ? (value ? 1 : 0) : value === undefined ? null : value
 
 function sqliteStatement(connection: any, sql: string) {

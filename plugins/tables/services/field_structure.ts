@@ -337,6 +337,7 @@ export class FieldStructure {
     let newColumn = field.column
     if (rebuild) {
       // A type change: a new column (and side table), filled by converting every value, then the old one dropped.
+      await this.schema.releaseColumn(category.id, field)
       newColumn = newStorage === 'none' ? null : `f${field.id}_${Date.now().toString(36)}`
       const next: FieldDef = { ...field, type, options, column: newColumn }
       if (hasSideTable(field))
@@ -445,6 +446,7 @@ export class FieldStructure {
         'CONFLICT',
         `Field "${dependent.name}" (${dependent.id}) reads this field: delete it first`
       )
+    await this.schema.releaseColumn(category.id, field)
     await this.stamps.write(async ({ trx, stamp }) => {
       await trx.from('table_filters').where('field_id', field.id).delete()
       await trx.from('table_fields').where('id', field.id).delete()

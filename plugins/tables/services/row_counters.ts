@@ -3,7 +3,15 @@ import logger from '@adonisjs/core/services/logger'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import mysql from 'mysql2'
 import settings from '#core/settings/main'
-import { isMysql, nativeTransaction, quoteId, readQuery, trxQuery } from '#core/native_sql'
+import { rpcError } from '#core/rpc/errors'
+import {
+  bindable,
+  isMysql,
+  nativeTransaction,
+  quoteId,
+  readQuery,
+  trxQuery,
+} from '#core/native_sql'
 import { rowTableName, type FieldDef } from '../lib/field_types.js'
 import { FilterCompiler, type FilterGroupSpec } from '../lib/filter_compiler.js'
 
@@ -94,9 +102,6 @@ function inline(sql: string, bindings: unknown[]): string | null {
   })
   return failed || index !== bindings.length ? null : out
 }
-
-const bindable = (value: unknown) =>
-  typeof value === 'boolean' ? (value ? 1 : 0) : value === undefined ? null : value
 
 function sqliteLiteral(value: unknown): string | null {
   if (value === null || value === undefined) return 'NULL'
@@ -194,22 +199,28 @@ function triggerStatements(categoryId: number, plan: Plan) {
   ]
 }
 
+const LOCK_BUSY = Symbol('counter lock busy')
+
 const dropTriggerStatements = (categoryId: number, counter: number) =>
   (['ai', 'ad', 'au'] as const).map(
     (event) => `DROP TRIGGER IF EXISTS ${quoteId(triggerName(categoryId, counter, event))}`
   )
 
-/** Runs `work` holding the counter's lock (MariaDB: a named lock; SQLite: the write lock). */
+/**
+ * Runs `work` holding the counter's lock (MariaDB: a named lock; SQLite: the write lock), or
+ * answers `LOCK_BUSY` when another process held it for `waitSeconds`.
+ */
 async function locked<T>(
   categoryId: number,
   counter: number,
-  work: (trx: TransactionClientContract) => Promise<T>
-): Promise<T | null> {
+  work: (trx: TransactionClientContract) => Promise<T>,
+  waitSeconds = 10
+): Promise<T | typeof LOCK_BUSY> {
   if (!isMysql()) return nativeTransaction(work)
   const name = `quire_counter_${categoryId}_${counter}`
   return nativeTransaction(async (trx) => {
-    const [row] = await trxQuery(trx, 'SELECT GET_LOCK(?, 10) AS got', [name])
-    if (Number(row?.got) !== 1) return null
+    const [row] = await trxQuery(trx, 'SELECT GET_LOCK(?, ?) AS got', [name, waitSeconds])
+    if (Number(row?.got) !== 1) return LOCK_BUSY
     try {
       return await work(trx)
     } finally {
@@ -376,6 +387,10 @@ const bucketsBindings = (categoryId: number, counter: number) =>
 const SIGNED =
   'EXISTS (SELECT 1 FROM table_counters c WHERE c.category_id = ? AND c.counter = ? AND c.signature = ?)'
 
+/** A counter's rows in `table` (table_counts, or MariaDB's log). */
+const TOTAL_OF = (table: string) =>
+  `(SELECT COALESCE(SUM(n), 0) FROM ${table} WHERE category_id = ? AND counter = ?)`
+
 /** MariaDB: how many log entries a counter has, up to FOLD_AT + 1. */
 const LOG_SIZE =
   '(SELECT COUNT(*) FROM (SELECT 1 FROM table_count_log WHERE category_id = ? AND counter = ? LIMIT ' +
@@ -389,16 +404,13 @@ export async function keptCount(fields: FieldDef[], categoryId: number, spec: Co
   const plan = planCounter(fields, spec)
   if (!plan || minRows() <= 0) return null
   const mysqlLog = isMysql()
+  const key = [categoryId, plan.counter]
   const [row] = await readQuery(
-    `SELECT ${SIGNED} AS signed, (SELECT COALESCE(SUM(n), 0) FROM (${bucketsSql()}) b) AS total` +
-      (mysqlLog ? `, ${LOG_SIZE} AS logged` : ''),
-    [
-      categoryId,
-      plan.counter,
-      plan.signature,
-      ...bucketsBindings(categoryId, plan.counter),
-      ...(mysqlLog ? [categoryId, plan.counter] : []),
-    ]
+    `SELECT ${SIGNED} AS signed, ${TOTAL_OF('table_counts')}` +
+      (mysqlLog
+        ? ` + ${TOTAL_OF('table_count_log')} AS total, ${LOG_SIZE} AS logged`
+        : ' AS total'),
+    [...key, plan.signature, ...key, ...(mysqlLog ? [...key, ...key] : [])]
   )
   if (!row || Number(row.signed) !== 1) return null
   if (mysqlLog && Number(row.logged) > FOLD_AT) foldLater(categoryId, plan.counter)
@@ -418,17 +430,20 @@ export function noteCount(
   if (plan) installLater(categoryId, plan)
 }
 
+export const PAST_THE_END = 'past the end'
+
 /**
  * Where the row at `offset` of a counter's rows (in (ord, id) order) is: the lowest `ord` of
  * its bucket and how many of the counter's rows come before it from there; null without a
- * counter (one is made when the offset is large enough) or past the last row.
+ * counter (one is made when the offset is large enough); PAST_THE_END when the counter holds
+ * no more than `offset` rows (the page is empty).
  */
 export async function seekOffset(
   fields: FieldDef[],
   categoryId: number,
   spec: CounterSpec,
   offset: number
-): Promise<{ ordFrom: number; inclusive: boolean; skip: number } | null> {
+): Promise<{ ordFrom: number; inclusive: boolean; skip: number } | typeof PAST_THE_END | null> {
   const min = minRows()
   if (min <= 0 || offset < min) return null
   const plan = planCounter(fields, spec)
@@ -454,7 +469,7 @@ export async function seekOffset(
     return null
   }
   if (mysqlLog && Number(row.logged) > FOLD_AT) foldLater(categoryId, plan.counter)
-  if (row.bucket === null || row.bucket === undefined) return null
+  if (row.bucket === null || row.bucket === undefined) return PAST_THE_END
   const bucket = Number(row.bucket)
   const before = Number(row.total) - Number(row.n)
   // Bucket b holds the ords whose quotient truncates to b: [b·W, (b+1)·W) above zero,
@@ -485,18 +500,34 @@ export async function dropCountersOn(categoryId: number, columns: string[]) {
   await runForget(categoryId, doomed)
 }
 
-/** Drops every counter of a row table (the table is being dropped). */
-export async function dropCounters(categoryId: number) {
-  const rows = await db.from('table_counters').where('category_id', categoryId).select('counter')
-  await runForget(
-    categoryId,
-    rows.map((row) => Number(row.counter))
-  )
-  for (const table of ['table_counts', 'table_count_log'])
+/**
+ * Forgets every counter of a row table once the table is dropped: its triggers went with it,
+ * and an install still running fails on the missing table before it signs a counter.
+ */
+export async function forgetCounters(categoryId: number) {
+  for (const table of ['table_counters', 'table_counts', 'table_count_log'])
     await db.from(table).where('category_id', categoryId).delete()
 }
 
+/**
+ * An install or a fold holds the lock for seconds at most (1.5-3.5 s for an install at 10M
+ * rows): forgetting waits for it. It must not go on without it: the column its triggers read
+ * would be dropped under them, and on MariaDB every later write of the table would fail.
+ */
+/** How long forgetting waits for a counter's lock (an object: the tests shorten it). */
+export const counterLockWait = { forgetSeconds: 120 }
+
 async function runForget(categoryId: number, counters: number[]) {
-  for (const counter of counters)
-    await locked(categoryId, counter, (trx) => forget(trx, categoryId, counter))
+  for (const counter of counters) {
+    const done = await locked(
+      categoryId,
+      counter,
+      (trx) => forget(trx, categoryId, counter),
+      counterLockWait.forgetSeconds
+    )
+    if (done === LOCK_BUSY) {
+      logger.error({ categoryId, counter }, 'row counter not dropped: its lock stayed busy')
+      throw rpcError('DEADLOCK', "The table's counts are being rebuilt; retry the request")
+    }
+  }
 }

@@ -9,7 +9,14 @@ import { asIdList, asObject, flagOr } from '../lib/wire.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
 import type { TableScope } from './table_access.js'
 import { compileFilters, type TextIndexDriver } from './text_index.js'
-import { ALL_ROWS, keptCount, noteCount, seekOffset, type CounterSpec } from './row_counters.js'
+import {
+  ALL_ROWS,
+  PAST_THE_END,
+  keptCount,
+  noteCount,
+  seekOffset,
+  type CounterSpec,
+} from './row_counters.js'
 
 type Row = Record<string, any>
 
@@ -196,6 +203,7 @@ export class RowSelection {
     const counter = counterOf(selection)
     if (counter && !selection.orderBy.length && offset > 0) {
       const position = await seekOffset(category.fields, category.id, counter, offset)
+      if (position === PAST_THE_END) return []
       if (position) {
         from = {
           ...selection,

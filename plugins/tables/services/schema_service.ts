@@ -12,7 +12,11 @@ import {
   type FieldDef,
 } from '../lib/field_types.js'
 import { createTextIndex, dropTextIndex, dropTextIndexes, isTextIndexable } from './text_index.js'
-import { dropCounters, dropCountersOn } from './row_counters.js'
+import { dropCountersOn, forgetCounters } from './row_counters.js'
+
+/** The row table's columns of a field stored in `column` (a link also has its caption's). */
+const fieldColumns = (field: Pick<FieldDef, 'type'>, column: string) =>
+  field.type === 'link' ? [column, linkTextColumn(column)] : [column]
 
 /** Row ids are global: category c owns ids c * ROW_ID_SPACE + 1 ... (b_o and catId are inferred from a rowId). */
 export const ROW_ID_SPACE = 2 ** 32
@@ -56,12 +60,12 @@ export class SchemaService {
 
   async dropRowTable(categoryId: number, fields: FieldDef[]) {
     await dropTextIndexes(categoryId)
-    await dropCounters(categoryId)
     for (const field of fields) {
       if (hasSideTable(field))
         await this.schema().dropTableIfExists(sideTableName(categoryId, field.id))
     }
     await this.schema().dropTableIfExists(rowTableName(categoryId))
+    await forgetCounters(categoryId)
   }
 
   private addColumn(
@@ -132,10 +136,16 @@ export class SchemaService {
     if (hasSideTable(field))
       await this.schema().dropTableIfExists(sideTableName(categoryId, field.id))
     if (!column) return
-    await this.dropColumns(
-      categoryId,
-      field.type === 'link' ? [column, linkTextColumn(column)] : [column]
-    )
+    await this.dropColumns(categoryId, fieldColumns(field, column))
+  }
+
+  /**
+   * Before a field's column goes (deleted, or replaced by a type change): drops the counters
+   * that read it while nothing has changed yet, so that a counter whose lock stays busy fails
+   * the operation cleanly (dropColumns drops them again, for one made in between).
+   */
+  async releaseColumn(categoryId: number, field: Pick<FieldDef, 'type' | 'column'>) {
+    if (field.column) await dropCountersOn(categoryId, fieldColumns(field, field.column))
   }
 
   /** Drops columns only (a type change keeps the field's new side table). */

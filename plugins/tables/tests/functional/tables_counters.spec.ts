@@ -2,12 +2,13 @@ import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#core/settings/main'
-import { ALL_ROWS } from '../../services/row_counters.js'
+import { ALL_ROWS, counterLockWait } from '../../services/row_counters.js'
 import { RowSelection } from '../../services/row_selection.js'
 import { TableAccess } from '../../services/table_access.js'
 import {
   addRows,
   caller,
+  errorCode,
   eventually,
   makeBook,
   ok,
@@ -231,6 +232,15 @@ test.group('tables: counts kept by triggers', (group) => {
       await db.from('table_counts').where(fake).delete()
     }
     assert.deepEqual(await pageIds(fx.call, fx.catId, { offset: 9, maxRows: 3 }), all.slice(9, 12))
+    // A page past the counter's last row is empty at once: a counter that holds no rows, by a
+    // bucket of minus all of them, answers an empty page where the rows are.
+    await db.table('table_counts').insert({ ...fake, n: -all.length })
+    try {
+      assert.deepEqual(await pageIds(fx.call, fx.catId, { offset: 9, maxRows: 3 }), [])
+    } finally {
+      await db.from('table_counts').where(fake).delete()
+    }
+    assert.deepEqual(await pageIds(fx.call, fx.catId, { offset: 9, maxRows: 3 }), all.slice(9, 12))
   })
 
   test("a selection narrowed after it was made, or excluding rows, is not the counter's", async ({
@@ -309,6 +319,37 @@ test.group('tables: counters and the table structure', (group) => {
     )
     ok(await fx.call('deleteTableRows', { rows: String(added[0]) }))
   })
+
+  test("MariaDB: a field whose counter's lock stays busy is not deleted", async ({
+    assert,
+    cleanup,
+  }) => {
+    const fx = await fixture()
+    await counts(fx)
+    await eventually(async () => !!(await counterRow(fx.catId, fx.viewId)))
+    // Another connection holds the counter's lock (as an install or a fold of another process).
+    const holder = await db.connection().transaction()
+    const lock = `quire_counter_${fx.catId}_${fx.viewId}`
+    await holder.rawQuery('SELECT GET_LOCK(?, 0)', [lock])
+    const wait = counterLockWait.forgetSeconds
+    counterLockWait.forgetSeconds = 1
+    cleanup(async () => {
+      counterLockWait.forgetSeconds = wait
+      await holder.rollback()
+    })
+    assert.equal(await errorCode(fx.call('deleteField', { fieldId: fx.f.status })), 'DEADLOCK')
+    // Nothing changed: the field, its counter and its writes are there.
+    assert.exists(await db.from('table_fields').where('id', fx.f.status).first())
+    const lost = { rowId: String(fx.ids[1]), fieldId: fx.f.status, value: 'won' }
+    ok(await fx.call('updateTableValue', lost))
+    assert.deepEqual(await counts(fx), { kept: 15, scanned: 15 })
+    await holder.rawQuery('SELECT RELEASE_LOCK(?)', [lock])
+    ok(await fx.call('deleteField', { fieldId: fx.f.status }))
+    assert.notExists(await counterRow(fx.catId, fx.viewId))
+  }).skip(
+    process.env.DB_CONNECTION !== 'mysql',
+    "needs MariaDB (DB_CONNECTION=mysql): SQLite's counters are dropped under its write lock"
+  )
 
   test('deleting a view or its table drops their counters', async ({ assert }) => {
     const fx = await fixture()
