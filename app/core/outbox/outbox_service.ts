@@ -144,6 +144,24 @@ export class OutboxService {
   }
 
   /**
+   * Before the writer's transaction: whether staging this event may write anything (each
+   * contributor that wants it, asked with its `mayStage` where it has one). False: the writer
+   * may skip stage() and its transaction.
+   */
+  async mayStage<T extends OutboxTopic>(
+    topic: T,
+    event: Partial<OutboxTopics[T]>
+  ): Promise<boolean> {
+    const list = (this.contributors.get(topic) ?? []).filter((contributor) =>
+      contributor.wants(event)
+    )
+    const answers = await Promise.all(
+      list.map((contributor) => contributor.mayStage?.(event) ?? true)
+    )
+    return answers.some(Boolean)
+  }
+
+  /**
    * Inside the writer's transaction: asks the topic's contributors for their
    * deliveries and writes them there. A contributor that throws fails the
    * write (it ran in its transaction); contributors only read.

@@ -113,6 +113,14 @@ export interface OutboxContributor<E> {
    */
   wants(event: Partial<E>): boolean
   /**
+   * Optional, read before the writer's transaction (committed data, any connection): whether
+   * entries() may answer anything for events like `event` (what the writer knows so far).
+   * False must be right; true may be wrong. A writer told false by every contributor that
+   * wants the event may write without staging, in a single statement (no BEGIN/COMMIT round
+   * trips). Without it, a contributor that wants the event is taken to stage.
+   */
+  mayStage?(event: Partial<E>): Promise<boolean>
+  /**
    * Inside the writer's transaction: the deliveries this change causes.
    * `afterCommit` is the writer's, for a contributor that also writes rows
    * of its own there (an SMS queue) and wakes someone once they are committed.

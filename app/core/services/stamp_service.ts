@@ -89,11 +89,15 @@ export class StampService {
    * A write that is a single statement, run without BEGIN/COMMIT: one
    * statement is atomic by itself, and on MariaDB the two round trips saved
    * are most of a one-cell write's cost. `work` may read, but must issue at
-   * most one write statement (a second one would not be atomic with it).
+   * most one write statement (a second one would not be atomic with it). `stamp`: as write's.
    */
-  writeStatement<T>(work: (scope: StatementScope) => Promise<T>): Promise<T> {
-    return this.stamped((stamp, afterCommit) =>
-      work({ client: this.db.connection(), stamp, afterCommit })
+  writeStatement<T>(
+    work: (scope: StatementScope) => Promise<T>,
+    stamp?: number | null
+  ): Promise<T> {
+    return this.stamped(
+      (taken, afterCommit) => work({ client: this.db.connection(), stamp: taken, afterCommit }),
+      stamp
     )
   }
 

@@ -29,8 +29,16 @@ import { rowTableName } from '../lib/field_types.js'
  * differ). Values under 3 characters, empty and NULL ones hold no gram: no pattern the index
  * answers (3 characters or more) can match them by LIKE either.
  *
+ * Digit runs also get their 4-character windows (indexes built since 2026-11-27, table
+ * comment READY_WITH_DIGITS): 3 digits make only 1,000 grams, so at 10M rows each is in ~50,000
+ * rows and a search of a number was driven by 50,000 candidates; a 4-digit window is in ~4,000.
+ * A window is stored when each of its characters sorts between '0' and '9' under the column's
+ * collation (so every character the collation deems equal to a digit, full-width ones
+ * included), and used for a pattern's window of four ASCII digits: a row LIKE matches holds a
+ * window equal to it character by character, hence stored.
+ *
  * The index only narrows the candidates (rows holding the pattern's rarest grams, at most
- * 3); the unchanged LIKE decides.
+ * 6); the unchanged LIKE decides.
  */
 
 /** The gram table of a row table's column. */
@@ -39,8 +47,12 @@ export const gramTableName = (categoryId: number, column: string) =>
 
 const q = (identifier: string) => `\`${identifier.replace(/`/g, '``')}\``
 
-/** A built index's table comment; a table still being filled (or left by a crash) has another. */
+/**
+ * A built index's table comment; a table still being filled (or left by a crash) has another.
+ * READY: built before digit runs' 4-character windows (still used, with 3-character grams only).
+ */
 const READY = 'quire text index'
+const READY_WITH_DIGITS = 'quire text index, digit 4-grams'
 const BUILDING = 'quire text index (building)'
 
 /**
@@ -74,14 +86,38 @@ export function gramsOf(text: string): string[] {
   return [...grams]
 }
 
+/** The distinct windows of four ASCII digits in `text` (looked up in an index with them). */
+export function digitGramsOf(text: string): string[] {
+  const grams = new Set<string>()
+  for (const run of text.match(/[0-9]{4,}/g) ?? [])
+    for (let i = 0; i + 4 <= run.length; i++) grams.add(run.slice(i, i + 4))
+  return [...grams]
+}
+
+/**
+ * SQL: whether the 4 characters of `value` from position `at` on are each between '0' and '9'
+ * under `value`'s collation (the column's: a literal yields to it).
+ */
+const digitWindow = (value: string, at: string) =>
+  [0, 1, 2, 3]
+    .map((k) => `SUBSTRING(${value}, ${at}${k ? ` + ${k}` : ''}, 1) BETWEEN '0' AND '9'`)
+    .join(' AND ')
+
+/** Gram tables (by name) that hold digit runs' 4-character windows; kept by builtColumns. */
+const withDigitGrams = new Set<string>()
+
 /** Columns of row table `categoryId` that have a built gram index. */
 export async function builtColumns(categoryId: number): Promise<Set<string>> {
   const prefix = gramTableName(categoryId, '')
   const rows = await readQuery(
-    `SELECT TABLE_NAME AS name FROM information_schema.TABLES
-      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ? AND TABLE_COMMENT = ?`,
-    [`${prefix.replace(/_/g, '\\_')}%`, READY]
+    `SELECT TABLE_NAME AS name, TABLE_COMMENT AS comment FROM information_schema.TABLES
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ? AND TABLE_COMMENT IN (?, ?)`,
+    [`${prefix.replace(/_/g, '\\_')}%`, READY, READY_WITH_DIGITS]
   )
+  for (const row of rows) {
+    if (row.comment === READY_WITH_DIGITS) withDigitGrams.add(String(row.name))
+    else withDigitGrams.delete(String(row.name))
+  }
   return new Set(rows.map((row) => String(row.name).slice(prefix.length)))
 }
 
@@ -110,10 +146,16 @@ const SEQ = 'seq_1_to_16777216'
 function forgetGrams(table: string, column: string, sequence: boolean) {
   const col = `OLD.${q(column)}`
   if (sequence)
-    return `DELETE g FROM ${SEQ} s STRAIGHT_JOIN ${table} g ON g.gram = SUBSTRING(${col}, s.seq, 3) AND g.row_id = OLD.id WHERE s.seq <= CHAR_LENGTH(${col}) - 2;`
+    return (
+      `BEGIN DELETE g FROM ${SEQ} s STRAIGHT_JOIN ${table} g ON g.gram = SUBSTRING(${col}, s.seq, 3) AND g.row_id = OLD.id WHERE s.seq <= CHAR_LENGTH(${col}) - 2; ` +
+      `DELETE g FROM ${SEQ} s STRAIGHT_JOIN ${table} g ON g.gram = SUBSTRING(${col}, s.seq, 4) AND g.row_id = OLD.id ` +
+      `WHERE s.seq <= CHAR_LENGTH(${col}) - 3 AND ${digitWindow(col, 's.seq')}; END;`
+    )
   return (
     `BEGIN DECLARE i INT DEFAULT 1; DECLARE n INT DEFAULT COALESCE(CHAR_LENGTH(${col}), 0) - 2; ` +
-    `WHILE i <= n DO DELETE FROM ${table} WHERE gram = SUBSTRING(${col}, i, 3) AND row_id = OLD.id; SET i = i + 1; END WHILE; END;`
+    `WHILE i <= n DO DELETE FROM ${table} WHERE gram = SUBSTRING(${col}, i, 3) AND row_id = OLD.id; ` +
+    `IF i < n AND ${digitWindow(col, 'i')} THEN DELETE FROM ${table} WHERE gram = SUBSTRING(${col}, i, 4) AND row_id = OLD.id; END IF; ` +
+    `SET i = i + 1; END WHILE; END;`
   )
 }
 
@@ -121,10 +163,15 @@ function forgetGrams(table: string, column: string, sequence: boolean) {
 function insertGrams(table: string, column: string, sequence: boolean) {
   const col = `NEW.${q(column)}`
   if (sequence)
-    return `INSERT IGNORE INTO ${table} (gram, row_id) SELECT SUBSTRING(${col}, seq, 3), NEW.id FROM ${SEQ} WHERE seq <= CHAR_LENGTH(${col}) - 2;`
+    return (
+      `INSERT IGNORE INTO ${table} (gram, row_id) SELECT SUBSTRING(${col}, seq, 3), NEW.id FROM ${SEQ} WHERE seq <= CHAR_LENGTH(${col}) - 2 ` +
+      `UNION ALL SELECT SUBSTRING(${col}, seq, 4), NEW.id FROM ${SEQ} WHERE seq <= CHAR_LENGTH(${col}) - 3 AND ${digitWindow(col, 'seq')};`
+    )
   return (
     `BEGIN DECLARE i INT DEFAULT 1; DECLARE n INT DEFAULT COALESCE(CHAR_LENGTH(${col}), 0) - 2; ` +
-    `WHILE i <= n DO INSERT IGNORE INTO ${table} (gram, row_id) VALUES (SUBSTRING(${col}, i, 3), NEW.id); SET i = i + 1; END WHILE; END;`
+    `WHILE i <= n DO INSERT IGNORE INTO ${table} (gram, row_id) VALUES (SUBSTRING(${col}, i, 3), NEW.id); ` +
+    `IF i < n AND ${digitWindow(col, 'i')} THEN INSERT IGNORE INTO ${table} (gram, row_id) VALUES (SUBSTRING(${col}, i, 4), NEW.id); END IF; ` +
+    `SET i = i + 1; END WHILE; END;`
   )
 }
 
@@ -162,7 +209,7 @@ export async function createGramIndex(
   const collation = String(columnInfo.collation)
   const table = q(name)
   await db.rawQuery(
-    `CREATE TABLE ${table} (gram VARCHAR(3) CHARACTER SET ${charset} COLLATE ${collation} NOT NULL, ` +
+    `CREATE TABLE ${table} (gram VARCHAR(4) CHARACTER SET ${charset} COLLATE ${collation} NOT NULL, ` +
       `row_id BIGINT UNSIGNED NOT NULL, PRIMARY KEY (gram, row_id)) ` +
       `ENGINE=InnoDB COMMENT='${BUILDING}'`
   )
@@ -191,8 +238,10 @@ export async function createGramIndex(
       if (sequence)
         await db.rawQuery(
           `INSERT IGNORE INTO ${table} (gram, row_id) SELECT SUBSTRING(t.${col}, s.seq, 3), t.id ` +
-            `FROM ${rows} t JOIN ${SEQ} s ON s.seq <= CHAR_LENGTH(t.${col}) - 2 WHERE t.id BETWEEN ? AND ?`,
-          range
+            `FROM ${rows} t JOIN ${SEQ} s ON s.seq <= CHAR_LENGTH(t.${col}) - 2 WHERE t.id BETWEEN ? AND ? ` +
+            `UNION ALL SELECT SUBSTRING(t.${col}, s.seq, 4), t.id FROM ${rows} t JOIN ${SEQ} s ` +
+            `ON s.seq <= CHAR_LENGTH(t.${col}) - 3 AND ${digitWindow(`t.${col}`, 's.seq')} WHERE t.id BETWEEN ? AND ?`,
+          [...range, ...range]
         )
       else {
         // Without the Sequence engine: the positions by a recursive CTE, up to the batch's longest.
@@ -204,14 +253,16 @@ export async function createGramIndex(
         if (last < 1) continue
         await db.rawQuery(
           `INSERT IGNORE INTO ${table} (gram, row_id) WITH RECURSIVE p (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM p WHERE n < ${last}) ` +
-            `SELECT SUBSTRING(t.${col}, p.n, 3), t.id FROM ${rows} t JOIN p ON p.n <= CHAR_LENGTH(t.${col}) - 2 WHERE t.id BETWEEN ? AND ?`,
-          range
+            `SELECT SUBSTRING(t.${col}, p.n, 3), t.id FROM ${rows} t JOIN p ON p.n <= CHAR_LENGTH(t.${col}) - 2 WHERE t.id BETWEEN ? AND ? ` +
+            `UNION ALL SELECT SUBSTRING(t.${col}, p.n, 4), t.id FROM ${rows} t JOIN p ` +
+            `ON p.n <= CHAR_LENGTH(t.${col}) - 3 AND ${digitWindow(`t.${col}`, 'p.n')} WHERE t.id BETWEEN ? AND ?`,
+          [...range, ...range]
         )
       }
       onProgress?.(range[1] - Number(bounds.low) + 1, high - Number(bounds.low) + 1)
     }
   }
-  await db.rawQuery(`ALTER TABLE ${table} COMMENT = '${READY}'`)
+  await db.rawQuery(`ALTER TABLE ${table} COMMENT = '${READY_WITH_DIGITS}'`)
   return true
 }
 
@@ -256,7 +307,9 @@ const rowTableOf = (name: string) => /^(tt_\d+)_tri_/.exec(name)?.[1] ?? null
  * estimated size (its statistics): one query.
  */
 async function estimate(name: string, text: string) {
-  const grams = spread(gramsOf(text), PROBED_GRAMS)
+  // A number's 4-digit windows first: the rarest, when the index has them.
+  const digits = withDigitGrams.has(name) ? spread(digitGramsOf(text), PROBED_GRAMS / 2) : []
+  const grams = [...digits, ...spread(gramsOf(text), PROBED_GRAMS - digits.length)]
   if (grams.length === 0) return { ranked: [], tableRows: 0 }
   const table = q(name)
   const rowTable = rowTableOf(name)
@@ -354,7 +407,16 @@ export async function checkGramIndex(categoryId: number, column: string) {
   const table = q(gramTableName(categoryId, column))
   const rows = q(rowTableName(categoryId))
   const col = q(column)
-  const expected = `SELECT DISTINCT SUBSTRING(t.${col}, s.seq, 3) AS gram, t.id AS row_id FROM ${rows} t JOIN ${SEQ} s ON s.seq <= CHAR_LENGTH(t.${col}) - 2`
+  const [info] = await readQuery(
+    'SELECT TABLE_COMMENT AS comment FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+    [gramTableName(categoryId, column)]
+  )
+  const expected =
+    `SELECT DISTINCT SUBSTRING(t.${col}, s.seq, 3) AS gram, t.id AS row_id FROM ${rows} t JOIN ${SEQ} s ON s.seq <= CHAR_LENGTH(t.${col}) - 2` +
+    (info?.comment === READY_WITH_DIGITS
+      ? ` UNION SELECT SUBSTRING(t.${col}, s.seq, 4), t.id FROM ${rows} t JOIN ${SEQ} s ` +
+        `ON s.seq <= CHAR_LENGTH(t.${col}) - 3 AND ${digitWindow(`t.${col}`, 's.seq')}`
+      : '')
   const [missing] = await readQuery(
     `SELECT COUNT(*) AS n FROM (${expected}) e WHERE NOT EXISTS (SELECT 1 FROM ${table} g WHERE g.gram = e.gram AND g.row_id = e.row_id)`
   )

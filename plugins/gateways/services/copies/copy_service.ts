@@ -46,6 +46,11 @@ export class CopyService {
     return {
       // Asked with {bookId} alone first: a kind not yet known may be 'created'.
       wants: (event) => event.kind === undefined || event.kind === 'created',
+      mayStage: async (event) => {
+        if (event.bookId === undefined) return true
+        const readers = await this.readersOf(event.bookId, null, 1)
+        return readers.length > 0
+      },
       entries: (event, client, afterCommit) => this.copiesOf(event, client, afterCommit),
     }
   }
@@ -137,23 +142,35 @@ export class CopyService {
     if (!byBook) this.readersByTransaction.set(client, (byBook = new Map()))
     let readers = byBook.get(bookId)
     if (!readers) {
-      readers = readQuery(
-        `SELECT m.user_id, m.user_prefs, u.email, u.phone FROM book_members m` +
-          ` JOIN users u ON u.id = m.user_id` +
-          ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND u.disabled_at IS NULL` +
-          // Both prefs default to false: a member who never set one is not read at all.
-          ` AND m.user_prefs LIKE '%Copy%'`,
-        [bookId, false],
-        client
-      ).then((rows) =>
-        rows.map((row) => ({
-          ...row,
-          prefs: typedPrefs(USER_PREF_KINDS, USER_PREF_DEFAULTS, parseJson(row.user_prefs, null)),
-        }))
-      )
+      readers = this.readersOf(bookId, client)
       byBook.set(bookId, readers)
     }
     return readers
+  }
+
+  /**
+   * The book's accepted, enabled members who may want a copy (in `client`'s transaction, or on
+   * committed data when null), at most `limit`.
+   */
+  private async readersOf(
+    bookId: number,
+    client: QueryClientContract | null,
+    limit?: number
+  ): Promise<MemberRow[]> {
+    const rows = await readQuery(
+      `SELECT m.user_id, m.user_prefs, u.email, u.phone FROM book_members m` +
+        ` JOIN users u ON u.id = m.user_id` +
+        ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND u.disabled_at IS NULL` +
+        // Both prefs default to false: a member who never set one is not read at all.
+        ` AND m.user_prefs LIKE '%Copy%'` +
+        (limit ? ` LIMIT ${limit}` : ''),
+      [bookId, false],
+      client ?? undefined
+    )
+    return rows.map((row) => ({
+      ...row,
+      prefs: typedPrefs(USER_PREF_KINDS, USER_PREF_DEFAULTS, parseJson(row.user_prefs, null)),
+    }))
   }
 
   /** The book's prefs and the message's creator, read once per transaction, book and creator. */

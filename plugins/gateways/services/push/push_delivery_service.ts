@@ -112,8 +112,27 @@ export class PushDeliveryService {
     return {
       // The writer asks with {bookId} alone first: a kind not yet known may be 'created'.
       wants: (event) => (event.kind === undefined || event.kind === 'created') && this.enabled(),
+      mayStage: async (event) =>
+        event.bookId === undefined || (await this.bookHasDevices(event.bookId)),
       entries: (event, client) => this.messageEntries(event, client),
     }
+  }
+
+  /** Whether an accepted member of the book has an active device of a served type (committed data). */
+  private async bookHasDevices(bookId: number) {
+    const types = this.providers.servedTypes()
+    if (types.length === 0) return false
+    const device = await db
+      .from('book_members as m')
+      .join(`${DEVICES} as d`, 'd.user_id', 'm.user_id')
+      .where('m.book_id', bookId)
+      .where('m.invite', 'accepted')
+      .where('m.del', false)
+      .where('d.active', true)
+      .whereIn('d.device_type', types)
+      .select('d.id')
+      .first()
+    return Boolean(device)
   }
 
   /**

@@ -5,6 +5,7 @@ import { waitFor } from '#tests/helpers/queue'
 import { book, client, send, share, type Client } from '#plugins/books/tests/helpers/books'
 import gatewaysConfig from '#plugins/gateways/config'
 import { CopyService } from '#plugins/gateways/services/copies/copy_service'
+import { StampService } from '#core/services/stamp_service'
 import { uniquePhone, withPhone } from '#plugins/gateways/tests/helpers/gateways'
 import {
   startSmtpRelay,
@@ -108,6 +109,55 @@ test.group('gateways: copies of new messages by e-mail and SMS', (group) => {
     assert.deepEqual(
       relay.to(bob.user.email!).map((item) => item.mail.subject),
       ['[Groceries] buy milk', '[Groceries] and eggs']
+    )
+  }).timeout(30_000)
+
+  test('sends to a book where nobody asks for copies are single statements; one member asking brings back the transaction and the copy', async ({
+    assert,
+    cleanup,
+  }) => {
+    const {
+      owner,
+      target,
+      members: [bob],
+    } = await sharedWith(1)
+    // Which StampService path each batch of sends took (the service is the container's one).
+    const stamps = await app.container.make(StampService)
+    const taken: string[] = []
+    const { write, writeStatement } = stamps
+    stamps.write = ((...args: Parameters<typeof write>) => {
+      taken.push('transaction')
+      return write.apply(stamps, args)
+    }) as typeof write
+    stamps.writeStatement = ((...args: Parameters<typeof writeStatement>) => {
+      taken.push('statement')
+      return writeStatement.apply(stamps, args)
+    }) as typeof writeStatement
+    cleanup(() => {
+      stamps.write = write
+      stamps.writeStatement = writeStatement
+    })
+
+    const before = await Promise.all(['one', 'two', 'three'].map((msg) => send(owner, target, msg)))
+    assert.isNotEmpty(taken)
+    assert.deepEqual([...new Set(taken)], ['statement'])
+    assert.lengthOf(
+      await db.from('book_messages').whereIn(
+        'smid',
+        before.map((sent) => sent.createMessageId)
+      ),
+      3
+    )
+
+    await prefs(bob, target, { notifyEmailCopy: true })
+    taken.length = 0
+    const sent = await send(owner, target, 'four')
+    assert.deepEqual(taken, ['transaction'])
+    const [delivery] = await settledCopies(sent.createMessageId, 1)
+    assert.equal(delivery.state, 'delivered')
+    assert.deepEqual(
+      relay.to(bob.user.email!).map((item) => item.mail.subject),
+      [`[${target.b_c}] four`]
     )
   }).timeout(30_000)
 
