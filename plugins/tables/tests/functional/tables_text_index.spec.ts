@@ -15,6 +15,7 @@ import {
   planTextIndex,
   textIndexName,
 } from '../../services/text_index.js'
+import { gramTableName } from '../../services/text_index_mysql.js'
 import TablesIndexText from '../../commands/tables_index_text.js'
 import {
   addField,
@@ -168,6 +169,15 @@ test.group('tables: text index answers as the scan does', (group) => {
       [fx.qty]: i,
     }))
     rows.push({ [fx.qty]: -1 }) // no text at all: null cells
+    // Digit runs: MariaDB's index also holds their 4-character windows.
+    for (const digits of [
+      'order 1234567',
+      '１２３４５６７ x',
+      'a12341234b',
+      '0000 00000',
+      '98765 4321 ¹²³⁴',
+    ])
+      rows.push({ [fx.name]: digits, [fx.notes]: `${digits} ${digits}`, [fx.qty]: rows.length })
     for (let start = 0; start < rows.length; start += 50)
       await addRows(fx.call, rows.slice(start, start + 50))
   })
@@ -214,6 +224,14 @@ test.group('tables: text index answers as the scan does', (group) => {
       'AND',
       'a OR b',
       'x:y',
+      '1231',
+      '1234',
+      '2341',
+      '１２３４',
+      '4567',
+      '00000',
+      '765 4',
+      '¹²³',
     ])
     while (patterns.size < 110) {
       const text = Array.from(texts[Math.floor(next() * texts.length)])
@@ -565,6 +583,12 @@ test.group('tables: text index under the column collations MariaDB may have', ()
       'Ärger aerger',
       'naïve naive',
       '%_!"\'',
+      // Digit runs (their 4-character windows are grams too), in other scripts and forms.
+      'order 1234567',
+      '１２３４５６７',
+      '12٣4 ¹²³⁴ ①②③④',
+      'x98765y 0000',
+      '123 1234 12345',
     ]
     const rows = await addRows(
       fx.call,
@@ -579,6 +603,8 @@ test.group('tables: text index under the column collations MariaDB may have', ()
       [16, 'abc   '],
       [5, 'école'],
       [8, '😁😁x'],
+      [26, 'order １２３４５６７'],
+      [29, 'x98765y 0001'],
     ]
     const windows = new Set<string>([
       'ss',
@@ -602,6 +628,13 @@ test.group('tables: text index under the column collations MariaDB may have', ()
       'x\u00ADy',
       '%_!',
       '_!"',
+      '1234',
+      '3456',
+      '１２３４',
+      '12345',
+      '0000',
+      '0001',
+      '1234567',
     ])
     for (const text of [...texts, ...rewrites.map(([, value]) => value)]) {
       const chars = Array.from(text)
@@ -630,6 +663,17 @@ test.group('tables: text index under the column collations MariaDB may have', ()
         )
       }
       await assertInStep(assert, fx.catId)
+      // The digit runs' 4-character windows are there (full-width ones included, under the
+      // collations that deem them digits), so a number's search is driven by them.
+      const [digitGrams] = await db.rawQuery(
+        `SELECT gram FROM \`${gramTableName(fx.catId, column)}\` WHERE row_id = ? AND CHAR_LENGTH(gram) = 4 ORDER BY gram`,
+        [rows[30]]
+      )
+      assert.deepEqual(
+        digitGrams.map((row: any) => row.gram),
+        ['1234', '2345'],
+        collation
+      )
       let planned = 0
       let found = 0
       for (const window of windows) {
