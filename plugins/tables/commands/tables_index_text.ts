@@ -10,6 +10,7 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
  * with the share of rows done shown every 10 % (10M rows: about 15 minutes per field on the
  * 2-core machine, tables README "MariaDB settings").
  * --drop removes them instead (a table whose writes matter more than its substring searches).
+ * --field <id> (repeatable) limits either to those fields.
  */
 export default class TablesIndexText extends BaseCommand {
   static commandName = 'tables:index-text'
@@ -22,6 +23,9 @@ export default class TablesIndexText extends BaseCommand {
 
   @flags.boolean({ description: 'Drop the indexes instead of building them' })
   declare drop?: boolean
+
+  @flags.array({ description: 'Only the fields of these ids (repeat the flag for several)' })
+  declare field?: string[]
 
   async run() {
     // Imported here: listing the commands must not load the application's services.
@@ -40,6 +44,12 @@ export default class TablesIndexText extends BaseCommand {
       this.exitCode = 1
       return
     }
+    const only = this.field?.length ? new Set(this.field.map(Number)) : null
+    if (only && [...only].some((id) => !Number.isInteger(id) || id <= 0)) {
+      this.logger.error('Field ids are positive integers')
+      this.exitCode = 1
+      return
+    }
     const meta = await this.app.container.make(MetaService)
     for (const id of ids) {
       const category = await meta.loadCategory(id)
@@ -48,12 +58,16 @@ export default class TablesIndexText extends BaseCommand {
         this.exitCode = 1
         continue
       }
-      const fields = category.fields.filter((field) =>
-        textIndex.isTextIndexable(field, field.column)
+      const fields = category.fields.filter(
+        (field) => textIndex.isTextIndexable(field, field.column) && (!only || only.has(field.id))
       )
       if (this.drop) {
-        await textIndex.dropTextIndexes(id)
-        this.logger.success(`Table ${id} "${category.name}": text indexes dropped`)
+        if (only) for (const field of fields) await textIndex.dropTextIndex(id, field.column!)
+        else await textIndex.dropTextIndexes(id)
+        this.logger.success(
+          `Table ${id} "${category.name}": text indexes dropped` +
+            (only ? ` (${fields.map((field) => field.name).join(', ') || 'none'})` : '')
+        )
         continue
       }
       for (const field of fields) {

@@ -487,9 +487,29 @@ test.group('tables: text index kept in step by every write', () => {
     assert.equal(await indexCount(fx.catId), 0)
     assert.lengthOf(await viaApi(fx.call, fx.catId, groupOf(fx.name, 'contains', 'papa')), 29)
 
+    // --field: only that field's index is built, then dropped.
+    const one = await ace.create(TablesIndexText, [String(fx.catId), `--field=${fx.notes}`])
+    await one.exec()
+    assert.notEqual(one.exitCode, 1)
+    assert.deepEqual([...(await indexedColumns(fx.catId))], [await columnOf(fx.catId, fx.notes)])
+    await assertInStep(assert, fx.catId)
+    const both = await ace.create(TablesIndexText, [String(fx.catId)])
+    await both.exec()
+    assert.equal(await indexCount(fx.catId), 2)
+    const dropOne = await ace.create(TablesIndexText, [
+      String(fx.catId),
+      '--drop',
+      `--field=${fx.notes}`,
+    ])
+    await dropOne.exec()
+    assert.deepEqual([...(await indexedColumns(fx.catId))], [await columnOf(fx.catId, fx.name)])
+
     const bad = await ace.create(TablesIndexText, ['nope'])
     await bad.exec()
     assert.equal(bad.exitCode, 1)
+    const badField = await ace.create(TablesIndexText, [String(fx.catId), '--field=x'])
+    await badField.exec()
+    assert.equal(badField.exitCode, 1)
   })
 
   test('with the setting tables.textIndex off, a new text field gets none; the command builds it', async ({
