@@ -2,7 +2,7 @@ import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { quoteId, readMany, readQuery } from '#core/native_sql'
+import { isMysql, quoteId, readMany, readQuery } from '#core/native_sql'
 import { rowTableName } from '../lib/field_types.js'
 import { normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
 import { asIdList, asObject, flagOr } from '../lib/wire.js'
@@ -19,6 +19,12 @@ import {
 } from './row_counters.js'
 
 type Row = Record<string, any>
+
+/**
+ * MariaDB: tables spanning `minIds` ids or more are counted as `parts` id ranges at once
+ * (RowSelection.countRows; an object: the tests lower the bound).
+ */
+export const countSplit = { minIds: 200_000, parts: 2 }
 
 export interface Selection {
   where: { sql: string; bindings: unknown[] }[]
@@ -230,14 +236,47 @@ export class RowSelection {
       const kept = await keptCount(category.fields, category.id, counter)
       if (kept !== null) return kept
     }
-    const where = this.whereOf(selection)
-    const rows = await readQuery(
-      `SELECT COUNT(*) AS total FROM ${quoteId(rowTableName(category.id))} t ${where.sql}`,
-      where.bindings
-    )
-    const total = Number(rows[0]?.total ?? 0)
+    const total = await this.countRows(category.id, selection)
     if (counter) noteCount(category.fields, category.id, counter, total)
     return total
+  }
+
+  /**
+   * COUNT(*) of a selection. On MariaDB a table spanning at least countSplit.minIds ids is
+   * counted as countSplit.parts id ranges at once, on as many pooled connections: MariaDB reads each in a
+   * thread of its own, where one COUNT(*) walks the whole clustered index on one core (an
+   * unindexed field's count of 1M rows: 166 ms at load 2-5). Each part is exact; parts are
+   * read an instant apart, as any two requests are. SQLite reads on the one thread it has.
+   */
+  private async countRows(categoryId: number, selection: Selection): Promise<number> {
+    const table = quoteId(rowTableName(categoryId))
+    const where = this.whereOf(selection)
+    const single = async () => {
+      const rows = await readQuery(
+        `SELECT COUNT(*) AS total FROM ${table} t ${where.sql}`,
+        where.bindings
+      )
+      return Number(rows[0]?.total ?? 0)
+    }
+    if (!isMysql() || selection.onlyIds) return single()
+    const [span] = await readQuery(`SELECT MIN(id) AS low, MAX(id) AS high FROM ${table}`)
+    const low = Number(span?.low)
+    const high = Number(span?.high)
+    if (!(high - low >= countSplit.minIds)) return single()
+    const step = Math.ceil((high - low + 1) / countSplit.parts)
+    const parts = Array.from({ length: countSplit.parts }, (_, i) => [
+      low + i * step,
+      Math.min(high, low + (i + 1) * step - 1),
+    ])
+    const counts = await Promise.all(
+      parts.map(([from, to]) =>
+        readQuery(
+          `SELECT COUNT(*) AS total FROM ${table} t ${where.sql ? `${where.sql} AND` : 'WHERE'} t.id BETWEEN ? AND ?`,
+          [...where.bindings, from, to]
+        )
+      )
+    )
+    return counts.reduce((sum, rows) => sum + Number(rows[0]?.total ?? 0), 0)
   }
 
   /**

@@ -3,7 +3,7 @@ import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#core/settings/main'
 import { ALL_ROWS, counterLockWait } from '../../services/row_counters.js'
-import { RowSelection } from '../../services/row_selection.js'
+import { RowSelection, countSplit } from '../../services/row_selection.js'
 import { TableAccess } from '../../services/table_access.js'
 import {
   addRows,
@@ -385,6 +385,50 @@ test.group('tables: counters and the table structure', (group) => {
     await eventually(async () => !!(await counterRow(catId, fx.viewId)))
     assert.notExists(await counterRow(catId, Number(viewId)))
   })
+
+  test('MariaDB: a count read as id ranges at once answers the one COUNT(*)', async ({
+    assert,
+    cleanup,
+  }) => {
+    const fx = await fixture()
+    const saved = { ...countSplit }
+    cleanup(() => {
+      Object.assign(countSplit, saved)
+    })
+    const direct = async (where: string) => {
+      const [rows] = await db.rawQuery(
+        `SELECT COUNT(*) AS n FROM \`tt_${fx.catId}\` t WHERE ${where}`
+      )
+      return Number(rows[0].n)
+    }
+    const qtyOver = {
+      operator: 'and',
+      filters: [
+        { field_id: fx.f.qty, filter_type: 'text', json: { predicate: 'gt', operand: '10' } },
+      ],
+    }
+    // The parts are separate statements (MariaDB's own count of them).
+    const selects = async () => {
+      const [rows] = await db.rawQuery("SHOW GLOBAL STATUS LIKE 'Com_select'")
+      return Number(rows[0].Value)
+    }
+    Object.assign(countSplit, { minIds: 1, parts: 7 })
+    const before = await selects()
+    await count(fx.call, fx.catId, { filterGroup: qtyOver })
+    assert.isAtLeast((await selects()) - before, 7)
+    for (const parts of [2, 3, 7, 64]) {
+      Object.assign(countSplit, { minIds: 1, parts })
+      assert.equal(await count(fx.call, fx.catId, { filterGroup: qtyOver }), 29, `${parts} parts`)
+      assert.equal(await count(fx.call, fx.catId, { filterGroup: fx.wonGroup }), 14)
+      assert.equal(
+        await count(fx.call, fx.catId, { filterGroup: { operator: 'and', filters: [] } }),
+        await direct('1 = 1')
+      )
+    }
+  }).skip(
+    process.env.DB_CONNECTION !== 'mysql',
+    'needs MariaDB (DB_CONNECTION=mysql): SQLite counts in one statement'
+  )
 
   test('MariaDB: a long log of deltas is folded into the counts', async ({ assert }) => {
     const fx = await fixture()
