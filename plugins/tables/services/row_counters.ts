@@ -509,14 +509,15 @@ export async function forgetCounters(categoryId: number) {
     await db.from(table).where('category_id', categoryId).delete()
 }
 
-/**
- * An install or a fold holds the lock for seconds at most (1.5-3.5 s for an install at 10M
- * rows): forgetting waits for it. It must not go on without it: the column its triggers read
- * would be dropped under them, and on MariaDB every later write of the table would fail.
- */
 /** How long forgetting waits for a counter's lock (an object: the tests shorten it). */
 export const counterLockWait = { forgetSeconds: 120 }
 
+/**
+ * Drops counters, each under its lock. An install or a fold holds it for seconds at most
+ * (1.5-3.5 s for an install at 10M rows): forgetting waits for it, and must not go on without
+ * it: the column the triggers read would be dropped under them, and on MariaDB every later
+ * write of the table would fail. A lock still busy fails the caller with DEADLOCK (retry).
+ */
 async function runForget(categoryId: number, counters: number[]) {
   for (const counter of counters) {
     const done = await locked(
