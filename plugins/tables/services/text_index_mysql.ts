@@ -197,7 +197,8 @@ export async function createGramIndex(
       WHERE T.TABLE_SCHEMA = DATABASE() AND T.TABLE_NAME = ?`,
     [name]
   )
-  if (info?.comment === READY) return false
+  // Built already (with digit 4-grams or before them): left as it is.
+  if (info?.comment === READY || info?.comment === READY_WITH_DIGITS) return false
   if (info) await dropGramIndex(categoryId, column)
   const [columnInfo] = await readQuery(
     `SELECT CHARACTER_SET_NAME AS charset, COLLATION_NAME AS collation FROM information_schema.COLUMNS

@@ -481,6 +481,7 @@ test.group('tables: text index kept in step by every write', () => {
     const again = await ace.create(TablesIndexText, [String(fx.catId)])
     await again.exec()
     assert.notEqual(again.exitCode, 1) // already indexed: nothing rebuilt
+    assert.isFalse(await createTextIndex(fx.catId, await columnOf(fx.catId, fx.name)))
 
     const drop = await ace.create(TablesIndexText, [String(fx.catId), '--drop'])
     await drop.exec()
