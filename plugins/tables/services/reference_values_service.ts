@@ -7,12 +7,7 @@ import { primaryField } from './computed_fields.js'
 import { MetaService } from './meta_service.js'
 import { TableAccess } from './table_access.js'
 import { RowSelection, type Selection } from './row_selection.js'
-import {
-  containsCondition,
-  likeCondition,
-  textIndexDriver,
-  type TextIndexDriver,
-} from './text_index.js'
+import { likeCondition, textSearch, type TextIndexDriver } from './text_index.js'
 
 const DEFAULT_MAX_ROWS = 100
 const MAX_ROWS = 1000
@@ -105,14 +100,14 @@ export class ReferenceValuesService {
           total: 0,
           totalCapped: false,
         }
-      const driver = await textIndexDriver(primary, column, search)
+      // Any case of ASCII letters, wildcards literal; through the text index when it answers.
+      const { condition, driver } = await textSearch(primary, column, search)
       if (driver)
         counted = {
           selection: { ...selection, where: [...selection.where, likeCondition(column, search)] },
           driver,
         }
-      // Any case of ASCII letters, wildcards literal; through the text index when it answers.
-      selection.where.push(await containsCondition(primary, column, search))
+      selection.where.push(condition)
     }
     const limit = Math.min(Math.max(0, input.maxRows ?? DEFAULT_MAX_ROWS), MAX_ROWS)
     const offset = Math.max(0, input.offset ?? 0)

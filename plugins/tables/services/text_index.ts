@@ -292,15 +292,8 @@ export async function textIndexDriver(
   const indexed = await indexedColumns(field.categoryId)
   if (!indexed.has(column)) return null
   if (isMysql()) {
-    // Driven by the pattern's rarest grams (the rows holding all of them, in id order) when
-    // they name few rows; a common pattern's count scans (it stops at the cap).
-    const name = grams.gramTableName(field.categoryId, column)
-    const chosen = await grams
-      .probeGrams(name, text, TEXT_INDEX_MAX_CANDIDATES)
-      .catch(() => forgetTextIndexes(field.categoryId))
-    if (!chosen) return null
-    const driver = grams.gramDriver(name, chosen)
-    return { ...driver, forget: () => forgetTextIndexes(field.categoryId) }
+    const chosen = await chosenGrams(field, column, text)
+    return chosen && mysqlDriver(field, column, chosen)
   }
   const name = quote(textIndexName(field.categoryId, column))
   return {
@@ -308,6 +301,55 @@ export async function textIndexDriver(
     where: { sql: `${name} MATCH ?`, bindings: [ftsPhrase(text)] },
     forget: () => forgetTextIndexes(field.categoryId),
   }
+}
+
+/**
+ * A search's condition (containsCondition's) and driver (textIndexDriver's) for a read that
+ * pages and then counts (getReferenceFieldValues): on MariaDB from one probe, where asking
+ * both walked the pattern's candidates twice before the read walked them again.
+ */
+export async function textSearch(
+  field: FieldDef,
+  column: string,
+  text: string
+): Promise<{ condition: { sql: string; bindings: unknown[] }; driver: TextIndexDriver | null }> {
+  const indexable = isTextIndexable(field, column) && indexablePattern(text)
+  const indexed = indexable && isMysql() && (await indexedColumns(field.categoryId))
+  if (!indexed || !indexed.has(column))
+    return {
+      condition: await containsCondition(field, column, text),
+      driver: await textIndexDriver(field, column, text),
+    }
+  const like = likeCondition(column, text)
+  const chosen = await chosenGrams(field, column, text)
+  if (!chosen) return { condition: like, driver: null }
+  const rows = grams.gramRows(grams.gramTableName(field.categoryId, column), chosen)
+  return {
+    condition: {
+      sql: `t.id IN (${rows.sql}) AND ${like.sql}`,
+      bindings: [...rows.bindings, ...like.bindings],
+    },
+    driver: mysqlDriver(field, column, chosen),
+  }
+}
+
+/**
+ * MariaDB: the pattern's rarest grams when they name few rows (a common pattern's read scans,
+ * stopping at its limit); null when the index has gone meanwhile.
+ */
+function chosenGrams(field: FieldDef, column: string, text: string) {
+  return grams
+    .probeGrams(grams.gramTableName(field.categoryId, column), text, TEXT_INDEX_MAX_CANDIDATES)
+    .catch(() => {
+      forgetTextIndexes(field.categoryId)
+      return null
+    })
+}
+
+/** MariaDB: the read driven by the rows of the grams `chosen`, STRAIGHT_JOINed to the row table. */
+function mysqlDriver(field: FieldDef, column: string, chosen: string[]): TextIndexDriver {
+  const driver = grams.gramDriver(grams.gramTableName(field.categoryId, column), chosen)
+  return { ...driver, forget: () => forgetTextIndexes(field.categoryId) }
 }
 
 export interface TextIndexDriver {
