@@ -27,11 +27,15 @@ export interface AndroidDevice {
 
 const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-'
 
-/** `length` random URL-safe characters (the shape of the ids and tokens the app's server makes). */
+/**
+ * `length` random URL-safe characters (the shape of the ids and tokens the
+ * app's server makes). The first is a letter or digit: an id that began with
+ * `-` would read as a flag where an operator pastes it (gateway:allow --device).
+ */
 function randomId(length = 21) {
   const bytes = randomBytes(length)
-  let id = ''
-  for (const byte of bytes) id += URL_SAFE[byte & 63]
+  let id = URL_SAFE[bytes[0] % 62]
+  for (const byte of bytes.subarray(1)) id += URL_SAFE[byte & 63]
   return id
 }
 

@@ -136,7 +136,7 @@ test.group('gateways: SMS Gateway for Android, messages, events and webhooks', (
     const number = uniquePhone()
     const { stdout } = await run(
       process.execPath,
-      ['ace', 'gateway:allow', spaced(number), '--device', registered.id],
+      ['ace', 'gateway:allow', spaced(number), `--device=${registered.id}`],
       { cwd: app.makePath(), env: process.env }
     )
     assert.include(stdout, registered.id)
