@@ -457,7 +457,7 @@ async function checkTextIndexes(catIds: number[]) {
     const columns = fields
       .filter((field) => textIndex.isTextIndexable(field, field.column))
       .map((field) => field.column!)
-    const built = await builtColumns(catId)
+    const { columns: built } = await builtColumns(catId)
     for (const column of columns) {
       const name = gramTableName(catId, column)
       const [triggers] = await db.rawQuery(

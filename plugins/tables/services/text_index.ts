@@ -76,29 +76,71 @@ export function isTextIndexable(
 export const indexablePattern = (text: string) =>
   Array.from(text).length >= TEXT_INDEX_MIN_LENGTH && !text.includes('\0')
 
-/** Columns of a row table that have a text index, cached a few seconds per process. */
+/**
+ * The text indexes of a row table, cached a few seconds per process: their columns, and on
+ * MariaDB those whose index also holds digit runs' 4-character windows.
+ */
 const CACHE_MS = 5000
-const indexedCache = new Map<number, { at: number; columns: Set<string> }>()
+interface IndexList {
+  at: number
+  columns: Set<string>
+  withDigitGrams: Set<string>
+}
+const indexedCache = new Map<number, IndexList>()
+
+/**
+ * Patterns a probe sent to the scan (too many rows hold them), per row table, remembered
+ * for CACHE_MS: a grid paging through a common search probes once, not on every page. Only
+ * that verdict is remembered: a scan never reads the index, so a verdict gone stale costs
+ * time, never an answer; a remembered index condition would fail once its index was dropped.
+ */
+const MAX_SCAN_VERDICTS = 500
+const scanVerdicts = new Map<number, Map<string, number>>()
 
 export function forgetTextIndexes(categoryId: number) {
   indexedCache.delete(categoryId)
+  scanVerdicts.delete(categoryId)
 }
 
-export async function indexedColumns(categoryId: number): Promise<Set<string>> {
+const verdictKey = (column: string, text: string, maxCandidates: number) =>
+  `${maxCandidates}\0${column}\0${text}`
+
+function scanRemembered(categoryId: number, key: string) {
+  const at = scanVerdicts.get(categoryId)?.get(key)
+  return at !== undefined && Date.now() - at < CACHE_MS
+}
+
+function rememberScan(categoryId: number, key: string) {
+  let verdicts = scanVerdicts.get(categoryId)
+  if (!verdicts) scanVerdicts.set(categoryId, (verdicts = new Map()))
+  // Oldest first (insertion order): past the bound, the oldest verdict goes.
+  verdicts.delete(key)
+  verdicts.set(key, Date.now())
+  if (verdicts.size > MAX_SCAN_VERDICTS) verdicts.delete(verdicts.keys().next().value!)
+}
+
+async function indexList(categoryId: number): Promise<IndexList> {
   const cached = indexedCache.get(categoryId)
-  if (cached && Date.now() - cached.at < CACHE_MS) return cached.columns
+  if (cached && Date.now() - cached.at < CACHE_MS) return cached
+  let list: IndexList
   if (isMysql()) {
-    const built = await grams.builtColumns(categoryId)
-    indexedCache.set(categoryId, { at: Date.now(), columns: built })
-    return built
+    list = { at: Date.now(), ...(await grams.builtColumns(categoryId)) }
+  } else {
+    const prefix = textIndexName(categoryId, '')
+    const rows = await readQuery(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ? AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+      [`${prefix}*`]
+    )
+    const columns = new Set(rows.map((row) => String(row.name).slice(prefix.length)))
+    list = { at: Date.now(), columns, withDigitGrams: new Set() }
   }
-  const prefix = textIndexName(categoryId, '')
-  const rows = await readQuery(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ? AND sql LIKE 'CREATE VIRTUAL TABLE%'",
-    [`${prefix}*`]
-  )
-  const columns = new Set(rows.map((row) => String(row.name).slice(prefix.length)))
-  indexedCache.set(categoryId, { at: Date.now(), columns })
+  indexedCache.set(categoryId, list)
+  return list
+}
+
+/** Columns of a row table that have a text index (cached a few seconds per process). */
+export async function indexedColumns(categoryId: number): Promise<Set<string>> {
+  const { columns } = await indexList(categoryId)
   return columns
 }
 
@@ -184,27 +226,42 @@ export async function textIndexRows(
   maxCandidates = TEXT_INDEX_MAX_CANDIDATES
 ): Promise<{ sql: string; bindings: unknown[] } | null> {
   if (!indexablePattern(text)) return null
+  if (isMysql()) {
+    const chosen = await chosenGrams(categoryId, column, text, maxCandidates)
+    return chosen && grams.gramRows(grams.gramTableName(categoryId, column), chosen)
+  }
   const columns = await indexedColumns(categoryId)
   if (!columns.has(column)) return null
+  const key = verdictKey(column, text, maxCandidates)
+  if (scanRemembered(categoryId, key)) return null
   try {
-    if (isMysql()) {
-      const name = grams.gramTableName(categoryId, column)
-      const chosen = await grams.probeGrams(name, text, maxCandidates)
-      return chosen ? grams.gramRows(name, chosen) : null
-    }
     const name = quote(textIndexName(categoryId, column))
     const sub = {
       sql: `SELECT rowid FROM ${name} WHERE ${name} MATCH ?`,
       bindings: [ftsPhrase(text)],
     }
     const rows = await readQuery(`${sub.sql} LIMIT ${maxCandidates + 1}`, sub.bindings)
-    return rows.length <= maxCandidates ? sub : null
+    if (rows.length <= maxCandidates) return sub
+    rememberScan(categoryId, key)
+    return null
   } catch {
     // Dropped since the cache was filled (another process): the scan answers.
     forgetTextIndexes(categoryId)
     return null
   }
 }
+
+/** `t.id IN (<rows>)`: the rows an index names, as a condition of a read of the row table. */
+const inRows = (rows: { sql: string; bindings: unknown[] }) => ({
+  sql: `t.id IN (${rows.sql})`,
+  bindings: rows.bindings,
+})
+
+/** Both conditions (the index's candidates, then the LIKE that picks among them). */
+const both = (
+  first: { sql: string; bindings: unknown[] },
+  second: { sql: string; bindings: unknown[] }
+) => ({ sql: `${first.sql} AND ${second.sql}`, bindings: [...first.bindings, ...second.bindings] })
 
 /**
  * Whether the index should answer `text` in `column`: it exists and holds the pattern in at
@@ -214,7 +271,7 @@ async function probe(categoryId: number, column: string, text: string) {
   const rows = await textIndexRows(categoryId, column, text)
   if (!rows) return null
   if (!isMysql()) return textIndexCondition(textIndexName(categoryId, column), text)
-  return { sql: `t.id IN (${rows.sql})`, bindings: rows.bindings }
+  return inRows(rows)
 }
 
 const INDEXED_PREDICATES = new Set(['contains', 'begins_with', 'ends_with'])
@@ -269,8 +326,7 @@ export const likeCondition = (column: string, text: string) => ({
 export async function containsCondition(field: FieldDef, column: string, text: string) {
   const like = likeCondition(column, text)
   const index = isTextIndexable(field, column) ? await probe(field.categoryId, column, text) : null
-  if (!index) return like
-  return { sql: `${index.sql} AND ${like.sql}`, bindings: [...index.bindings, ...like.bindings] }
+  return index ? both(index, like) : like
 }
 
 /**
@@ -289,12 +345,12 @@ export async function textIndexDriver(
   text: string
 ): Promise<TextIndexDriver | null> {
   if (!isTextIndexable(field, column) || !indexablePattern(text)) return null
-  const indexed = await indexedColumns(field.categoryId)
-  if (!indexed.has(column)) return null
   if (isMysql()) {
-    const chosen = await chosenGrams(field, column, text)
+    const chosen = await chosenGrams(field.categoryId, column, text)
     return chosen && mysqlDriver(field, column, chosen)
   }
+  const indexed = await indexedColumns(field.categoryId)
+  if (!indexed.has(column)) return null
   const name = quote(textIndexName(field.categoryId, column))
   return {
     from: (table: string) => `${name} CROSS JOIN ${table} t ON t.id = ${name}.rowid`,
@@ -314,36 +370,43 @@ export async function textSearch(
   text: string
 ): Promise<{ condition: { sql: string; bindings: unknown[] }; driver: TextIndexDriver | null }> {
   const indexable = isTextIndexable(field, column) && indexablePattern(text)
-  const indexed = indexable && isMysql() && (await indexedColumns(field.categoryId))
-  if (!indexed || !indexed.has(column))
+  if (!indexable || !isMysql())
     return {
       condition: await containsCondition(field, column, text),
       driver: await textIndexDriver(field, column, text),
     }
   const like = likeCondition(column, text)
-  const chosen = await chosenGrams(field, column, text)
+  const chosen = await chosenGrams(field.categoryId, column, text)
   if (!chosen) return { condition: like, driver: null }
   const rows = grams.gramRows(grams.gramTableName(field.categoryId, column), chosen)
-  return {
-    condition: {
-      sql: `t.id IN (${rows.sql}) AND ${like.sql}`,
-      bindings: [...rows.bindings, ...like.bindings],
-    },
-    driver: mysqlDriver(field, column, chosen),
-  }
+  return { condition: both(inRows(rows), like), driver: mysqlDriver(field, column, chosen) }
 }
 
 /**
- * MariaDB: the pattern's rarest grams when they name few rows (a common pattern's read scans,
- * stopping at its limit); null when the index has gone meanwhile.
+ * MariaDB: the pattern's rarest grams when they name at most `maxCandidates` rows; null when
+ * the column has no index (or it has gone meanwhile) or the pattern's rows are many (the read
+ * scans, stopping at its limit; remembered a few seconds).
  */
-function chosenGrams(field: FieldDef, column: string, text: string) {
-  return grams
-    .probeGrams(grams.gramTableName(field.categoryId, column), text, TEXT_INDEX_MAX_CANDIDATES)
-    .catch(() => {
-      forgetTextIndexes(field.categoryId)
-      return null
-    })
+async function chosenGrams(
+  categoryId: number,
+  column: string,
+  text: string,
+  maxCandidates = TEXT_INDEX_MAX_CANDIDATES
+) {
+  const list = await indexList(categoryId)
+  if (!list.columns.has(column)) return null
+  const key = verdictKey(column, text, maxCandidates)
+  if (scanRemembered(categoryId, key)) return null
+  const name = grams.gramTableName(categoryId, column)
+  const digits = list.withDigitGrams.has(column)
+  try {
+    const chosen = await grams.probeGrams(name, text, maxCandidates, digits)
+    if (!chosen) rememberScan(categoryId, key)
+    return chosen
+  } catch {
+    forgetTextIndexes(categoryId)
+    return null
+  }
 }
 
 /** MariaDB: the read driven by the rows of the grams `chosen`, STRAIGHT_JOINed to the row table. */

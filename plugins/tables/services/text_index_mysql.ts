@@ -114,22 +114,24 @@ const digitWindow = (value: string, at: string) =>
     .map((k) => `SUBSTRING(${value}, ${at}${k ? ` + ${k}` : ''}, 1) BETWEEN '0' AND '9'`)
     .join(' AND ')
 
-/** Gram tables (by name) that hold digit runs' 4-character windows; kept by builtColumns. */
-const withDigitGrams = new Set<string>()
-
-/** Columns of row table `categoryId` that have a built gram index. */
-export async function builtColumns(categoryId: number): Promise<Set<string>> {
+/**
+ * Columns of row table `categoryId` that have a built gram index, and those of them whose
+ * index also holds digit runs' 4-character windows.
+ */
+export async function builtColumns(
+  categoryId: number
+): Promise<{ columns: Set<string>; withDigitGrams: Set<string> }> {
   const prefix = gramTableName(categoryId, '')
   const rows = await readQuery(
     `SELECT TABLE_NAME AS name, TABLE_COMMENT AS comment FROM information_schema.TABLES
       WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE ? AND TABLE_COMMENT IN (?, ?)`,
     [`${prefix.replace(/_/g, '\\_')}%`, READY, READY_WITH_DIGITS]
   )
-  for (const row of rows) {
-    if (row.comment === READY_WITH_DIGITS) withDigitGrams.add(String(row.name))
-    else withDigitGrams.delete(String(row.name))
+  const columnOf = (row: Record<string, unknown>) => String(row.name).slice(prefix.length)
+  return {
+    columns: new Set(rows.map(columnOf)),
+    withDigitGrams: new Set(rows.filter((row) => row.comment === READY_WITH_DIGITS).map(columnOf)),
   }
-  return new Set(rows.map((row) => String(row.name).slice(prefix.length)))
 }
 
 /** Whether the Sequence engine's virtual tables (seq_1_to_N) answer here. */
@@ -318,9 +320,9 @@ const rowTableOf = (name: string) => /^(tt_\d+)_tri_/.exec(name)?.[1] ?? null
  * each has (EXPLAIN: an index dive per gram, no row read), rarest first, and the row table's
  * estimated size (its statistics): one query.
  */
-async function estimate(name: string, text: string) {
+async function estimate(name: string, text: string, withDigitGrams: boolean) {
   // A number's 4-digit windows first: the rarest, when the index has them.
-  const digits = withDigitGrams.has(name) ? spread(digitGramsOf(text), PROBED_GRAMS / 2) : []
+  const digits = withDigitGrams ? spread(digitGramsOf(text), PROBED_GRAMS / 2) : []
   const grams = [...digits, ...spread(gramsOf(text), PROBED_GRAMS - digits.length)]
   if (grams.length === 0) return { ranked: [], tableRows: 0 }
   const table = q(name)
@@ -338,25 +340,21 @@ async function estimate(name: string, text: string) {
   return { ranked, tableRows: estimates.get(grams.length + 1) ?? 0 }
 }
 
-/** The pattern's grams with InnoDB's estimate of each one's rows, rarest first (estimate). */
-export async function rankGrams(name: string, text: string) {
-  const { ranked } = await estimate(name, text)
-  return ranked
-}
-
 /**
  * The grams that narrow `text` in the index `name` to at most `maxCandidates` rows, rarest
  * first, or null when the pattern's rows are many (the scan answers). The grams are ranked by
- * InnoDB's estimates (rankGrams); when the rarest has at most SECOND_PROBE_MAX rows (or
- * maxCandidates, or a PROBE_SHARE-th of the table, if more), the rows holding the rarest six
- * are counted, LIMIT-ed: at most maxCandidates, they answer.
+ * InnoDB's estimates (estimate; digit 4-grams too when the index holds them); when the rarest
+ * has at most SECOND_PROBE_MAX rows (or maxCandidates, or a PROBE_SHARE-th of the table, if
+ * more), the rows holding the rarest six are counted, LIMIT-ed: at most maxCandidates, they
+ * answer.
  */
 export async function probeGrams(
   name: string,
   text: string,
-  maxCandidates: number
+  maxCandidates: number,
+  withDigitGrams: boolean
 ): Promise<string[] | null> {
-  const { ranked, tableRows } = await estimate(name, text)
+  const { ranked, tableRows } = await estimate(name, text, withDigitGrams)
   if (ranked.length === 0) return null
   if (ranked[0].n > Math.max(SECOND_PROBE_MAX, maxCandidates, tableRows / PROBE_SHARE)) return null
   const chosen = ranked.slice(0, NARROWING_GRAMS).map((entry) => entry.gram)
