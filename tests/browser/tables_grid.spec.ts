@@ -132,6 +132,14 @@ test.group('tables console: the grid in a browser (Chromium)', (group) => {
       await input.press('Enter')
       await customer.locator('button:has-text("Edited in the browser")').waitFor()
       await page.waitForSelector('text=Customer of row 1 saved')
+      // The focus is back on the cell's button, where the keyboard left it.
+      await page.waitForFunction(() =>
+        (globalThis as any).document.activeElement?.matches('.cell-button')
+      )
+      assert.include(
+        await page.evaluate(() => (globalThis as any).document.activeElement.ariaLabel),
+        'Edit Customer, row 1'
+      )
       const read = await call({ req: 'getTableValues', catId, format: 'diff_ready_rows' })
       assert.equal(read.body.tableValues.rows[first][fieldId('Customer')], 'Edited in the browser')
       // A value the field refuses is said, and nothing changes.

@@ -27,6 +27,17 @@ export function EditableCell({ tableId, rowId, rowNumber, field, text }: Props) 
     if (!editing) setDraft(text)
   }, [text, editing])
 
+  // Back to the cell's button once its editor is gone: after the commit that mounts the button
+  // (a frame requested when the save finished ran before React rendered, with no button yet,
+  // and the focus fell to the page), unless the focus has moved on (another cell's editor).
+  const returnFocus = useRef(false)
+  useEffect(() => {
+    if (editing || !returnFocus.current) return
+    returnFocus.current = false
+    const active = document.activeElement
+    if (!active || active === document.body) opener.current?.focus()
+  }, [editing])
+
   const save = (value: string) => {
     setSaving(true)
     router.post(
@@ -38,7 +49,8 @@ export function EditableCell({ tableId, rowId, rowNumber, field, text }: Props) 
         onFinish: () => {
           setSaving(false)
           setEditing(false)
-          requestAnimationFrame(() => opener.current?.focus())
+          // A checkbox is never an editor: it keeps the focus itself.
+          returnFocus.current = field.editor !== 'checkbox'
         },
       }
     )
@@ -47,7 +59,7 @@ export function EditableCell({ tableId, rowId, rowNumber, field, text }: Props) 
   const close = () => {
     setEditing(false)
     setDraft(text)
-    requestAnimationFrame(() => opener.current?.focus())
+    returnFocus.current = true
   }
   const onKey = (event: KeyboardEvent) => {
     if (event.key === 'Escape') {
