@@ -23,7 +23,7 @@
  */
 import 'reflect-metadata'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import { apiClient } from './lib/api_client.js'
@@ -48,13 +48,6 @@ process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'warn'
 mkdirSync(process.env.DATA_DIR, { recursive: true })
 
 const REUSE = process.env.BENCH_REUSE === '1'
-// SQLite: a fresh file. migration:fresh drops every table sqlite_master lists, an FTS5 text
-// index's shadow tables after the index itself has taken them along, and fails on the first.
-if (!REUSE && (process.env.DB_CONNECTION ?? 'sqlite') === 'sqlite')
-  for (const suffix of ['', '-wal', '-shm'])
-    rmSync(`${resolve(process.env.DATA_DIR, process.env.SQLITE_FILE ?? 'quire.sqlite')}${suffix}`, {
-      force: true,
-    })
 if (!REUSE)
   execFileSync('node', ['ace', 'migration:fresh', '--force'], {
     stdio: 'inherit',

@@ -6,6 +6,7 @@ import env from '#start/env'
 import plugins from '#config/plugins'
 import { dataDir } from '#config/quire'
 import { attachCheckpointer } from '#core/sqlite_checkpointer'
+import { SqliteShadowTables } from '#core/sqlite_shadow_tables'
 
 /** Core migrations first, then each enabled plugin's, in plugin order. */
 const migrationPaths = [
@@ -28,6 +29,8 @@ const dbConfig = defineConfig({
       connection: { filename: sqliteFile },
       useNullAsDefault: true,
       migrations: { naturalSort: true, paths: migrationPaths },
+      // migration:fresh: a text index's FTS5 shadow tables go with the index, not one by one.
+      wipe: { ignoreTables: new SqliteShadowTables(sqliteFile) },
       pool: {
         afterCreate: (conn: any, done: (err: Error | null, conn: any) => void) => {
           // WAL lets readers proceed while a writer commits; foreign keys are off by default in SQLite.
