@@ -6,7 +6,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import env from '#start/env'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { quoteId, readQuery, writeQuery } from '#core/native_sql'
+import { nativeTransaction, quoteId, readQuery, writeQuery } from '#core/native_sql'
 import { COMPUTED_TYPES, activityCellKey, type FieldDef } from '../lib/field_types.js'
 import { chunks, insertSql, type Row } from '../lib/row_sql.js'
 import { CommentsService, type CommentUsers } from './comments_service.js'
@@ -43,7 +43,10 @@ export interface HistoryEntry {
   newJson?: string
 }
 
-/** The columns of an entry, in the order `record` binds them. */
+/**
+ * The columns of a stored entry, in the order `record` binds them: `id` last, bound only where
+ * record gives the ids (SQLite, when it packs a created row's entries).
+ */
 const ENTRY_COLUMNS = [
   'category_id',
   'row_id',
@@ -60,9 +63,35 @@ const ENTRY_COLUMNS = [
   'created_at',
   'old_value',
   'new_value',
+  'entry_count',
+  'id',
 ]
 /** Entries per INSERT: SQLite binds at most 32,766 values a statement. */
 const ENTRIES_PER_STATEMENT = 1000
+
+/**
+ * A created row's entries stored as one (SQLite): field_id 0, `entry_count` entries whose
+ * ids run up to the stored row's, new_value their `[fieldId, fieldType, value]` in id order.
+ * Each row of the table is 3 index entries and a B-tree cell: a bulk insert of 4-field rows
+ * wrote 4 of each per row, and its history cost nearly as much as the rows themselves.
+ */
+export const PACKED_FIELD_ID = 0
+const PACKED_FIELD_TYPE = 'packed'
+
+/** One row of table_cell_history as `record` writes it: an entry, or a created row's, packed. */
+interface StoredEntry {
+  write: HistoryWrite
+  categoryId: number
+  rowId: number
+  fieldId: number
+  fieldType: string
+  action: HistoryAction
+  oldJson: string
+  newJson: string
+  count: number
+  /** Given where entries are packed (their ids are reserved); else the table's own. */
+  id: number | null
+}
 
 /** A change as getRowHistory and activity cells show it. */
 export interface WireChange {
@@ -175,23 +204,30 @@ export class HistoryService {
   /**
    * Inserts entries in the caller's transaction (one statement per 1,000 entries), their
    * values bound straight from the entries (a bulk write of 10,000 rows records 40,000).
-   * On SQLite a value every entry of the statement shares (the write's id, user, stamp, time,
-   * the action, often the old value) is bound once for all of them: `INSERT ... SELECT ?, ...,
-   * columnN FROM (VALUES ...)`. Each bound value is a conversion in the driver; a bulk write's
-   * entries share 10 or 11 of their 15.
+   * On SQLite a created row's entries are stored packed, as one (PACKED_FIELD_ID), and a value
+   * every entry of the statement shares (the write's id, user, stamp, time, the action, often
+   * the old value) is bound once for all of them: `INSERT ... SELECT ?, ..., columnN FROM
+   * (VALUES ...)`. Each bound value is a conversion in the driver; a bulk write's entries share
+   * 10 or 11 of their 15.
    */
   async record(client: QueryClientContract, entries: HistoryEntry[]) {
     if (entries.length === 0 || !this.enabled()) return
     const now = Math.floor(Date.now() / 1000)
-    const shareable = client.dialect.name !== 'mysql'
+    const sqlite = client.dialect.name !== 'mysql'
+    // Packing gives ids, read from the table's sequence: only under the transaction's write lock.
+    const stored =
+      sqlite && client.isTransaction && packsAny(entries)
+        ? await packedEntries(client, entries)
+        : entries.map((entry) => storedEntryOf(entry, 1, entry.newJson, null))
+    const withIds = stored[0].id !== null
     lastWrite = null
-    for (const part of chunks(entries, ENTRIES_PER_STATEMENT)) {
-      const first = valuesOf(part[0], now)
-      const shared = shareable && part.length > 1 ? sharedColumns(part, first, now) : null
+    for (const part of chunks(stored, ENTRIES_PER_STATEMENT)) {
+      const first = valuesOf(part[0], now, withIds)
+      const shared = sqlite && part.length > 1 ? sharedColumns(part, first, now, withIds) : null
       if (!shared || shared.every(Boolean)) {
         const bindings: unknown[] = []
-        for (const entry of part) pushValues(bindings, entry, now, null)
-        await writeQuery(client, plainInsertSql(part.length), bindings)
+        for (const entry of part) pushValues(bindings, entry, now, null, withIds)
+        await writeQuery(client, plainInsertSql(part.length, withIds), bindings)
         continue
       }
       const bindings: unknown[] = []
@@ -203,7 +239,7 @@ export class HistoryService {
           bindings.push(first[column])
         } else select.push(`column${++varying}`)
       })
-      for (const entry of part) pushValues(bindings, entry, now, shared)
+      for (const entry of part) pushValues(bindings, entry, now, shared, withIds)
       await writeQuery(client, sharedInsertSql(select, varying, part.length), bindings)
     }
     lastWrite = null
@@ -225,7 +261,7 @@ export class HistoryService {
       1000
     )) {
       const counted = await readQuery(
-        `SELECT row_id, COUNT(*) AS total, MAX(id) AS last_id FROM ${HISTORY_TABLE}
+        `SELECT row_id, SUM(entry_count) AS total, MAX(id) AS last_id FROM ${HISTORY_TABLE}
          WHERE category_id = ? AND row_id IN (${part.map(() => '?').join(', ')}) GROUP BY row_id`,
         [category.id, ...part]
       )
@@ -240,7 +276,8 @@ export class HistoryService {
         `SELECT * FROM ${HISTORY_TABLE} WHERE id IN (${part.map(() => '?').join(', ')})`,
         part
       )
-      for (const entry of found) lasts.set(Number(entry.row_id), entry)
+      // A packed row's last entry holds its id.
+      for (const entry of found) lasts.set(Number(entry.row_id), unpackEntries(entry).at(-1)!)
     }
     const users = await this.comments.users([...lasts.values()].map((entry) => entry.user_code))
     for (const row of rows) {
@@ -272,16 +309,13 @@ export class HistoryService {
         `Field ${input.fieldId} is not a field of table "${category.name}"`,
         { field: 'fieldId' }
       )
-    const query = () => {
-      const q = db.from(HISTORY_TABLE).where('category_id', category.id).where('row_id', rowId)
-      if (input.fieldId !== undefined) q.where('field_id', input.fieldId)
-      return q
-    }
-    const counted = await query().count('* as total').first()
-    const entries = await query()
-      .orderBy('id', 'desc')
-      .limit(nbMax)
-      .offset((page - 1) * nbMax)
+    const { total, entries } = await this.rowEntries(
+      category.id,
+      rowId,
+      input.fieldId,
+      (page - 1) * nbMax,
+      nbMax
+    )
     // Authors and the principals they acted for, in one query.
     const users = await this.comments.users(
       entries.flatMap((entry: Row) => [entry.user_code, entry.principal_code].filter(Boolean))
@@ -289,7 +323,7 @@ export class HistoryService {
     return {
       catId: category.id,
       rowId,
-      total: Number(counted?.total ?? 0),
+      total,
       changes: entries.map((entry: Row) => ({
         ...this.wire(category, entry, users),
         fieldId: Number(entry.field_id),
@@ -305,6 +339,69 @@ export class HistoryService {
           : null,
       })),
     }
+  }
+
+  /**
+   * A row's entries newest first, `limit` of them from `offset`, and how many there are (of
+   * field `fieldId` when given). A stored row is one entry or, packed, a created row's (of which
+   * at most one is the field's): the packed ones, few (a row is created once), are read first
+   * and tell how many entries come before any stored row, so the page is read from its place
+   * (give or take the packed rows' extra entries), not from the row's newest entry.
+   */
+  private async rowEntries(
+    categoryId: number,
+    rowId: number,
+    fieldId: number | undefined,
+    offset: number,
+    limit: number
+  ): Promise<{ total: number; entries: Row[] }> {
+    const ofRow = () =>
+      db.from(HISTORY_TABLE).where('category_id', categoryId).where('row_id', rowId)
+    const ofField = (entry: Row) => fieldId === undefined || Number(entry.field_id) === fieldId
+    const packedRows: Row[] = await ofRow()
+      .where('field_id', PACKED_FIELD_ID)
+      .select('id', 'field_id', 'new_value')
+      .orderBy('id', 'desc')
+    const packed = packedRows.map((stored) => ({
+      id: Number(stored.id),
+      entries: unpackEntries(stored).filter(ofField).length,
+    }))
+    const counted =
+      fieldId === undefined
+        ? await ofRow().count('* as n').first()
+        : await ofRow().where('field_id', fieldId).count('* as n').first()
+    let total = Number(counted?.n ?? 0)
+    if (fieldId === undefined) total -= packed.length
+    let extra = 0 // entries past the first of packed rows
+    let empty = 0 // packed rows with none of the field's
+    for (const row of packed) {
+      total += row.entries
+      extra += Math.max(0, row.entries - 1)
+      if (row.entries === 0) empty++
+    }
+    if (offset >= total) return { total, entries: [] }
+
+    // Stored rows from the first that may hold the page's first entry.
+    const skip = Math.max(0, offset - extra)
+    const page = ofRow()
+    if (fieldId !== undefined)
+      page.where((or) => or.where('field_id', fieldId).orWhere('field_id', PACKED_FIELD_ID))
+    const stored: Row[] = await page
+      .orderBy('id', 'desc')
+      .offset(skip)
+      .limit(limit + extra + empty)
+    if (stored.length === 0) return { total, entries: [] }
+    // The entries before the first stored row read: the `skip` stored rows, packed ones counted at theirs.
+    let before = skip
+    for (const row of packed) if (row.id > Number(stored[0].id)) before += row.entries - 1
+    const entries: Row[] = []
+    for (const row of stored)
+      for (const entry of unpackEntries(row).filter(ofField).reverse()) {
+        if (before++ < offset) continue
+        entries.push(entry)
+        if (entries.length === limit) return { total, entries }
+      }
+    return { total, entries }
   }
 
   /** The wire form shared by activity cells and getRowHistory. */
@@ -350,37 +447,64 @@ export class HistoryService {
         .orderBy('id', 'asc')
         .select('id')
         .first()
-      const old = db.from(HISTORY_TABLE).where('created_at', '<', before)
-      if (edge) old.where('id', '<', edge.id)
-      removed += Number(await old.delete())
+      const old = () => {
+        const query = db.from(HISTORY_TABLE).where('created_at', '<', before)
+        return edge ? query.where('id', '<', edge.id) : query
+      }
+      const counted = await old().sum('entry_count as n').first()
+      await old().delete()
+      removed += Number(counted?.n ?? 0)
     }
     if (retention.maxPerTable > 0) {
       const tables = await db
         .from(HISTORY_TABLE)
         .select('category_id')
-        .count('* as total')
+        .sum('entry_count as total')
         .groupBy('category_id')
-        .having(db.raw('COUNT(*)') as any, '>', retention.maxPerTable)
-      for (const table of tables) {
-        const edge = await db
-          .from(HISTORY_TABLE)
-          .where('category_id', table.category_id)
-          .orderBy('id', 'desc')
-          .offset(retention.maxPerTable)
-          .limit(1)
-          .select('id')
-          .first()
-        if (edge)
-          removed += Number(
-            await db
-              .from(HISTORY_TABLE)
-              .where('category_id', table.category_id)
-              .where('id', '<=', edge.id)
-              .delete()
-          )
-      }
+        .having(db.raw('SUM(entry_count)') as any, '>', retention.maxPerTable)
+      for (const table of tables)
+        removed += await this.keepNewest(Number(table.category_id), retention.maxPerTable)
     }
     return removed
+  }
+
+  /**
+   * Removes a table's entries but its newest `kept`: the stored rows past the one that holds
+   * the `kept`th newest entry, and of that one, packed, its older entries (the rest stay, at
+   * their ids). Answers the number of entries removed.
+   */
+  private async keepNewest(categoryId: number, kept: number): Promise<number> {
+    return nativeTransaction(async (trx) => {
+      const [edge] = await readQuery(
+        `SELECT * FROM (
+           SELECT id, entry_count, new_value,
+             SUM(entry_count) OVER (ORDER BY id DESC ROWS UNBOUNDED PRECEDING) AS upto
+           FROM ${HISTORY_TABLE} WHERE category_id = ?
+         ) newest WHERE upto > ? ORDER BY id DESC LIMIT 1`,
+        [categoryId, kept],
+        trx
+      )
+      if (!edge) return 0
+      const count = Number(edge.entry_count)
+      const keptOfEdge = kept - (Number(edge.upto) - count)
+      if (keptOfEdge > 0) {
+        // Packed (a plain entry is kept or not): its newest entries stay, at their ids.
+        const cells = JSON.parse(String(edge.new_value)) as unknown[]
+        await writeQuery(
+          trx,
+          `UPDATE ${HISTORY_TABLE} SET entry_count = ?, new_value = ? WHERE id = ?`,
+          [keptOfEdge, JSON.stringify(cells.slice(count - keptOfEdge)), edge.id]
+        )
+      }
+      const older = `FROM ${HISTORY_TABLE} WHERE category_id = ? AND id ${keptOfEdge > 0 ? '<' : '<='} ?`
+      const [counted] = await readQuery(
+        `SELECT SUM(entry_count) AS n ${older}`,
+        [categoryId, edge.id],
+        trx
+      )
+      await writeQuery(trx, `DELETE ${older}`, [categoryId, edge.id])
+      return Number(counted?.n ?? 0) + (keptOfEdge > 0 ? count - keptOfEdge : 0)
+    })
   }
 
   /** Serving processes prune every 10 minutes when a retention is set. */
@@ -429,6 +553,104 @@ function toJson(value: unknown): string {
   return value === null || value === undefined ? 'null' : JSON.stringify(value)
 }
 
+/** Whether `entry` may be packed with its row's other entries: a created cell. */
+function packable(entry: HistoryEntry) {
+  return entry.action === 'create' && (entry.oldJson ?? toJson(entry.old)) === 'null'
+}
+
+/** Whether `next` belongs to `first`'s packed row: the same created row, in the same write. */
+function samePacking(first: HistoryEntry, next: HistoryEntry) {
+  return (
+    next.rowId === first.rowId &&
+    next.write === first.write &&
+    next.categoryId === first.categoryId &&
+    packable(next)
+  )
+}
+
+/** Whether any created row gives two entries or more (entries come row by row). */
+function packsAny(entries: HistoryEntry[]) {
+  for (let i = 1; i < entries.length; i++)
+    if (packable(entries[i - 1]) && samePacking(entries[i - 1], entries[i])) return true
+  return false
+}
+
+/**
+ * The entries as stored on SQLite: each created row's packed as one, at the id of its last
+ * entry, every id given from the table's AUTOINCREMENT sequence (which the inserts then raise
+ * to the last: no id is ever used twice, pruned ones included).
+ */
+async function packedEntries(
+  client: QueryClientContract,
+  entries: HistoryEntry[]
+): Promise<StoredEntry[]> {
+  const [sequence] = await readQuery(
+    'SELECT seq FROM sqlite_sequence WHERE name = ?',
+    [HISTORY_TABLE],
+    client
+  )
+  let nextId = Number(sequence?.seq ?? 0) + 1
+  const stored: StoredEntry[] = []
+  for (let start = 0; start < entries.length;) {
+    const first = entries[start]
+    let end = start + 1
+    if (packable(first)) while (end < entries.length && samePacking(first, entries[end])) end++
+    if (end - start === 1) stored.push(storedEntryOf(first, 1, first.newJson, nextId++))
+    else {
+      let cells = '['
+      for (let i = start; i < end; i++) {
+        const entry = entries[i]
+        if (i > start) cells += ','
+        cells += `[${entry.field.id},${JSON.stringify(entry.field.type)},${entry.newJson ?? toJson(entry.new)}]`
+      }
+      nextId += end - start
+      stored.push(storedEntryOf(first, end - start, `${cells}]`, nextId - 1))
+    }
+    start = end
+  }
+  return stored
+}
+
+function storedEntryOf(
+  entry: HistoryEntry,
+  count: number,
+  newJson: string | undefined,
+  id: number | null
+): StoredEntry {
+  const packed = count > 1
+  return {
+    write: entry.write,
+    categoryId: entry.categoryId,
+    rowId: entry.rowId,
+    fieldId: packed ? PACKED_FIELD_ID : entry.field.id,
+    fieldType: packed ? PACKED_FIELD_TYPE : entry.field.type,
+    action: entry.action,
+    oldJson: entry.oldJson ?? toJson(entry.old),
+    newJson: newJson ?? toJson(entry.new),
+    count,
+    id,
+  }
+}
+
+/**
+ * A stored row's entries, as rows of the table (packed ones unpacked: each its id, field id,
+ * type and value as JSON, `entry_count` 1, the rest the stored row's), in id order. Packed
+ * entries have no old value (null, as JSON).
+ */
+export function unpackEntries(stored: Row): Row[] {
+  if (Number(stored.field_id) !== PACKED_FIELD_ID) return [stored]
+  const cells = JSON.parse(String(stored.new_value)) as [number, string, unknown][]
+  const firstId = Number(stored.id) - cells.length + 1
+  return cells.map(([fieldId, fieldType, value], i) => ({
+    ...stored,
+    id: firstId + i,
+    field_id: fieldId,
+    field_type: fieldType,
+    entry_count: 1,
+    new_value: toJson(value),
+  }))
+}
+
 /** The values an entry takes from its write (ENTRY_COLUMNS 4 to 10 and 11, sstamp). */
 function writeValuesOf(write: HistoryWrite): unknown[] {
   const { actor, writeId, operation, stamp } = write
@@ -445,63 +667,78 @@ function writeValuesOf(write: HistoryWrite): unknown[] {
 }
 
 /** An entry's values, in ENTRY_COLUMNS order. */
-function valuesOf(entry: HistoryEntry, now: number): unknown[] {
+function valuesOf(entry: StoredEntry, now: number, withIds: boolean): unknown[] {
   const values: unknown[] = []
-  pushValues(values, entry, now, null)
+  pushValues(values, entry, now, null, withIds)
   return values
 }
 
 /**
- * Appends an entry's values in ENTRY_COLUMNS order to `out`, those whose column is `shared`
- * left out; one array per write for the values the write gives (a bulk write's entries share it).
+ * Appends an entry's values in ENTRY_COLUMNS order to `out` (the id only `withIds`), those
+ * whose column is `shared` left out; one array per write for the values the write gives (a
+ * bulk write's entries share it).
  */
 let lastWrite: HistoryWrite | null = null
 let lastWriteValues: unknown[] = []
-function pushValues(out: unknown[], entry: HistoryEntry, now: number, shared: boolean[] | null) {
+function pushValues(
+  out: unknown[],
+  entry: StoredEntry,
+  now: number,
+  shared: boolean[] | null,
+  withIds: boolean
+) {
   // Made again when the write changes (entries come write by write), never kept past a call.
   if (entry.write !== lastWrite) {
     lastWrite = entry.write
     lastWriteValues = writeValuesOf(entry.write)
   }
   const fromWrite = lastWriteValues
-  const oldJson = entry.oldJson ?? toJson(entry.old)
-  const newJson = entry.newJson ?? toJson(entry.new)
   if (!shared) {
-    out.push(entry.categoryId, entry.rowId, entry.field.id, entry.field.type, fromWrite[0])
+    out.push(entry.categoryId, entry.rowId, entry.fieldId, entry.fieldType, fromWrite[0])
     out.push(entry.action, fromWrite[2], fromWrite[3], fromWrite[4], fromWrite[5], fromWrite[6])
-    out.push(fromWrite[7], now, oldJson, newJson)
+    out.push(fromWrite[7], now, entry.oldJson, entry.newJson, entry.count)
+    if (withIds) out.push(entry.id)
     return
   }
   if (!shared[0]) out.push(entry.categoryId)
   if (!shared[1]) out.push(entry.rowId)
-  if (!shared[2]) out.push(entry.field.id)
-  if (!shared[3]) out.push(entry.field.type)
+  if (!shared[2]) out.push(entry.fieldId)
+  if (!shared[3]) out.push(entry.fieldType)
   if (!shared[4]) out.push(fromWrite[0])
   if (!shared[5]) out.push(entry.action)
   for (let column = 6; column <= 11; column++) if (!shared[column]) out.push(fromWrite[column - 4])
   if (!shared[12]) out.push(now)
-  if (!shared[13]) out.push(oldJson)
-  if (!shared[14]) out.push(newJson)
+  if (!shared[13]) out.push(entry.oldJson)
+  if (!shared[14]) out.push(entry.newJson)
+  if (!shared[15]) out.push(entry.count)
+  if (withIds && !shared[16]) out.push(entry.id)
 }
 
 /**
  * Which of ENTRY_COLUMNS hold the same value (`first`'s) in every entry of `part`: the columns
  * given by the write are compared once per distinct write, not once per entry.
  */
-function sharedColumns(part: HistoryEntry[], first: unknown[], now: number): boolean[] {
+function sharedColumns(
+  part: StoredEntry[],
+  first: unknown[],
+  now: number,
+  withIds: boolean
+): boolean[] {
   const shared = first.map(() => true)
+  if (withIds) shared[16] = false // ids differ
   let write = part[0].write
   for (const entry of part) {
     if (shared[0] && entry.categoryId !== first[0]) shared[0] = false
     if (shared[1] && entry.rowId !== first[1]) shared[1] = false
-    if (shared[2] && entry.field.id !== first[2]) shared[2] = false
-    if (shared[3] && entry.field.type !== first[3]) shared[3] = false
+    if (shared[2] && entry.fieldId !== first[2]) shared[2] = false
+    if (shared[3] && entry.fieldType !== first[3]) shared[3] = false
     if (shared[5] && entry.action !== first[5]) shared[5] = false
-    if (shared[13] && (entry.oldJson ?? toJson(entry.old)) !== first[13]) shared[13] = false
-    if (shared[14] && (entry.newJson ?? toJson(entry.new)) !== first[14]) shared[14] = false
+    if (shared[13] && entry.oldJson !== first[13]) shared[13] = false
+    if (shared[14] && entry.newJson !== first[14]) shared[14] = false
+    if (shared[15] && entry.count !== first[15]) shared[15] = false
     if (entry.write !== write) {
       write = entry.write
-      const values = valuesOf(entry, now)
+      const values = valuesOf(entry, now, withIds)
       for (const column of [4, 6, 7, 8, 9, 10, 11])
         if (shared[column] && values[column] !== first[column]) shared[column] = false
     }
@@ -522,15 +759,18 @@ function sharedInsertSql(select: string[], varying: number, count: number) {
 
 function makeSharedInsertSql(select: string[], varying: number, count: number) {
   const tuple = `(${Array.from({ length: varying }, () => '?').join(', ')})`
+  const columns = ENTRY_COLUMNS.slice(0, select.length)
   return (
-    `INSERT INTO ${quoteId(HISTORY_TABLE)} (${ENTRY_COLUMNS.map(quoteId).join(', ')}) ` +
+    `INSERT INTO ${quoteId(HISTORY_TABLE)} (${columns.map(quoteId).join(', ')}) ` +
     `SELECT ${select.join(', ')} FROM (VALUES ${Array.from({ length: count }, () => tuple).join(', ')})`
   )
 }
 
 /** The plain insert of `count` entries (every value bound per entry). */
-function plainInsertSql(count: number) {
-  return memoized(String(count), () => insertSql(HISTORY_TABLE, ENTRY_COLUMNS, count))
+function plainInsertSql(count: number, withIds: boolean) {
+  return memoized(`${count}\u0000${withIds}`, () =>
+    insertSql(HISTORY_TABLE, ENTRY_COLUMNS.slice(0, withIds ? 17 : 16), count)
+  )
 }
 
 /**

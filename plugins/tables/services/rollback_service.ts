@@ -60,12 +60,7 @@ export class RollbackService {
     // The starting entry: the change named, or the row's first change at or after sstamp.
     const start =
       input.changeId !== undefined
-        ? await db
-            .from(HISTORY_TABLE)
-            .where('id', input.changeId)
-            .where('category_id', categoryId)
-            .where('row_id', rowId)
-            .first()
+        ? await this.storedEntry(categoryId, rowId, input.changeId)
         : await db
             .from(HISTORY_TABLE)
             .where('category_id', categoryId)
@@ -89,7 +84,7 @@ export class RollbackService {
       .where('category_id', categoryId)
       .groupBy('row_id')
       .select('row_id')
-      .min('id as first_id')
+      .select(db.raw('MIN(id - entry_count + 1) AS first_id'))
     if (scope === 'row') firsts.where('row_id', rowId)
     const from = new Map<number, number>()
     for (const row of await firsts) from.set(Number(row.row_id), Number(row.first_id))
@@ -104,10 +99,10 @@ export class RollbackService {
         .whereIn('row_id', part)
         .where('id', '>=', lowest)
         .orderBy('id', 'asc')
-        .select('id', 'row_id', 'field_id', 'field_type', 'action', 'old_value')
+        .select('id', 'row_id', 'field_id', 'field_type', 'action', 'old_value', 'entry_count')
       for (const entry of entries) {
         const id = Number(entry.row_id)
-        if (Number(entry.id) < from.get(id)!) continue
+        if (Number(entry.id) - Number(entry.entry_count) + 1 < from.get(id)!) continue
         if (entry.action !== 'update')
           throw rpcError(
             'CONFLICT',
@@ -155,5 +150,20 @@ export class RollbackService {
       rowIds: writes.map((write) => Number(write.key)),
       formLastModified: result.formLastModified,
     }
+  }
+
+  /**
+   * The stored entry that holds change `changeId` of a row: its own, or the created row's
+   * packed entries (ids up to the stored row's, history_service.ts PACKED_FIELD_ID).
+   */
+  private storedEntry(categoryId: number, rowId: number, changeId: number): Promise<Row | null> {
+    return db
+      .from(HISTORY_TABLE)
+      .where('category_id', categoryId)
+      .where('row_id', rowId)
+      .where('id', '>=', changeId)
+      .whereRaw('id - entry_count < ?', [changeId])
+      .orderBy('id', 'asc')
+      .first()
   }
 }

@@ -119,6 +119,30 @@ function rememberScan(categoryId: number, key: string) {
   if (verdicts.size > MAX_SCAN_VERDICTS) verdicts.delete(verdicts.keys().next().value!)
 }
 
+/**
+ * `probeIndex`'s answer (an index's rows for `text` in `column`), or null: the scan answers. A scan
+ * verdict (null) is remembered CACHE_MS and answered again without probing; a probe that fails
+ * (the index dropped meanwhile by another process) forgets the table's indexes.
+ */
+async function rememberedProbe<T>(
+  categoryId: number,
+  column: string,
+  text: string,
+  maxCandidates: number,
+  probeIndex: () => Promise<T | null>
+): Promise<T | null> {
+  const key = verdictKey(column, text, maxCandidates)
+  if (scanRemembered(categoryId, key)) return null
+  try {
+    const found = await probeIndex()
+    if (found === null) rememberScan(categoryId, key)
+    return found
+  } catch {
+    forgetTextIndexes(categoryId)
+    return null
+  }
+}
+
 async function indexList(categoryId: number): Promise<IndexList> {
   const cached = indexedCache.get(categoryId)
   if (cached && Date.now() - cached.at < CACHE_MS) return cached
@@ -232,23 +256,15 @@ export async function textIndexRows(
   }
   const columns = await indexedColumns(categoryId)
   if (!columns.has(column)) return null
-  const key = verdictKey(column, text, maxCandidates)
-  if (scanRemembered(categoryId, key)) return null
-  try {
+  return rememberedProbe(categoryId, column, text, maxCandidates, async () => {
     const name = quote(textIndexName(categoryId, column))
     const sub = {
       sql: `SELECT rowid FROM ${name} WHERE ${name} MATCH ?`,
       bindings: [ftsPhrase(text)],
     }
     const rows = await readQuery(`${sub.sql} LIMIT ${maxCandidates + 1}`, sub.bindings)
-    if (rows.length <= maxCandidates) return sub
-    rememberScan(categoryId, key)
-    return null
-  } catch {
-    // Dropped since the cache was filled (another process): the scan answers.
-    forgetTextIndexes(categoryId)
-    return null
-  }
+    return rows.length <= maxCandidates ? sub : null
+  })
 }
 
 /** `t.id IN (<rows>)`: the rows an index names, as a condition of a read of the row table. */
@@ -395,18 +411,16 @@ async function chosenGrams(
 ) {
   const list = await indexList(categoryId)
   if (!list.columns.has(column)) return null
-  const key = verdictKey(column, text, maxCandidates)
-  if (scanRemembered(categoryId, key)) return null
-  const name = grams.gramTableName(categoryId, column)
   const digits = list.withDigitGrams.has(column)
-  try {
-    const chosen = await grams.probeGrams(name, text, maxCandidates, digits)
-    if (!chosen) rememberScan(categoryId, key)
-    return chosen
-  } catch {
-    forgetTextIndexes(categoryId)
-    return null
-  }
+  return rememberedProbe(categoryId, column, text, maxCandidates, async () => {
+    const chosen = await grams.probeGrams(
+      grams.gramTableName(categoryId, column),
+      text,
+      maxCandidates,
+      digits
+    )
+    return chosen || null
+  })
 }
 
 /** MariaDB: the read driven by the rows of the grams `chosen`, STRAIGHT_JOINed to the row table. */

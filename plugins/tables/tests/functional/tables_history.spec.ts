@@ -3,7 +3,7 @@ import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import { login } from '#tests/helpers/users'
 import { attached, ensureSocketEndpoint } from '#tests/functional/socket/socket_client'
-import { HistoryService } from '../../services/history_service.js'
+import { HistoryService, unpackEntries } from '../../services/history_service.js'
 import { caller, errorCode, eventually, makeBook, ok, rowsOf } from '../helpers/tables.js'
 
 /** A book (owner, a writer, a reader) with a table: Name, Qty, Log (activity); rows A and B by one bulk write. */
@@ -208,11 +208,20 @@ test.group('tables: cell history', () => {
     const bulk = ok(
       await fx.owner('createOrUpdateTableRows', { b_o: fx.book.b_o, rows: JSON.stringify(rows) })
     )
-    const entries = await db
+    const storedEntries = await db
       .from('table_cell_history')
       .where('category_id', fx.catId)
       .whereIn('operation', ['createOrUpdateTableRows'])
       .orderBy('id')
+    const entries = storedEntries.flatMap(unpackEntries)
+    // On SQLite a created row's entries are stored as one: the fixture's A, the mixed write's C,
+    // the 600 rows.
+    const packed = db.connection().dialect.name !== 'mysql'
+    assert.lengthOf(storedEntries, packed ? 2 + 4 + 600 : 3 + 5 + 1200)
+    assert.deepEqual(
+      entries.map((entry) => Number(entry.id)),
+      entries.map((_, i) => Number(entries[0].id) + i)
+    )
     const columns = (entry: any) => [
       Number(entry.row_id),
       Number(entry.field_id),
@@ -250,6 +259,112 @@ test.group('tables: cell history', () => {
     assert.lengthOf(new Set(written.slice(5).map((entry) => entry.write_id)), 1)
   })
 
+  test('a created row packed in storage answers its entries one by one: pages, fieldId, activity, rollback', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    const created = ok(
+      await fx.owner('createOrUpdateTableRows', {
+        b_o: fx.book.b_o,
+        rows: JSON.stringify({
+          tmpC: { [fx.f.name]: 'c', [fx.f.qty]: 3 },
+          tmpD: { [fx.f.name]: 'd', [fx.f.qty]: 4 },
+        }),
+      })
+    )
+    const [c, d] = created.newRows.map((row: any) => row.id as number)
+    for (const value of ['c1', 'c2']) await set(fx, c, fx.f.name, value)
+    await set(fx, c, fx.f.qty, 30)
+    const all = await history(fx, c, { nbMax: 500 })
+    assert.equal(all.total, 5)
+    assert.deepEqual(
+      all.changes.map((change: any) => [change.fieldId, change.action, change.old, change.new]),
+      [
+        [fx.f.qty, 'update', 3, 30],
+        [fx.f.name, 'update', 'c1', 'c2'],
+        [fx.f.name, 'update', 'c', 'c1'],
+        [fx.f.qty, 'create', null, 3],
+        [fx.f.name, 'create', null, 'c'],
+      ]
+    )
+    const ids = all.changes.map((change: any) => change.id)
+    // The creation's two entries have ids of their own, one after the other, between D's and the updates'.
+    assert.equal(ids[3], ids[4] + 1)
+    const rowD = await history(fx, d)
+    assert.deepEqual(
+      rowD.changes.map((change: any) => change.id),
+      [ids[3] + 2, ids[3] + 1]
+    )
+    assert.isBelow(ids[3] + 2, ids[2])
+    for (const change of all.changes.slice(3)) {
+      assert.equal(change.fieldType, change.fieldId === fx.f.qty ? 'integer' : 'shorttext')
+      assert.equal(change.operation, 'createOrUpdateTableRows')
+      assert.equal(change.mid, rowD.changes[0].mid)
+      assert.match(change.m, /set (Name|Qty)$/)
+    }
+    // Every page size and page, with and without a field: the same entries as the whole list.
+    for (const nbMax of [1, 2, 3, 4]) {
+      const pages = []
+      for (let page = 1; page <= Math.ceil(5 / nbMax) + 1; page++) {
+        const answer = await history(fx, c, { nbMax, page })
+        assert.equal(answer.total, 5)
+        pages.push(...answer.changes.map((change: any) => change.id))
+      }
+      assert.deepEqual(pages, ids, `nbMax ${nbMax}`)
+    }
+    for (const [fieldId, expected] of [
+      [fx.f.name, [ids[1], ids[2], ids[4]]],
+      [fx.f.qty, [ids[0], ids[3]]],
+    ] as const) {
+      const one = await history(fx, c, { fieldId })
+      assert.equal(one.total, expected.length)
+      assert.deepEqual(
+        one.changes.map((change: any) => change.id),
+        [...expected]
+      )
+      const paged = []
+      for (let page = 1; page <= expected.length + 1; page++) {
+        const changes = await changesOf(fx, c, { fieldId, nbMax: 1, page })
+        paged.push(...changes.map((change: any) => change.id))
+      }
+      assert.deepEqual(paged, [...expected])
+    }
+    // Activity: D's last entry is its creation's last (Qty), its total both.
+    const cells = await rowOf(fx, d)
+    const cell = cells[fx.f.log]
+    assert.equal(cell.total, 2)
+    assert.equal(cell.last.id, ids[3] + 2)
+    assert.match(cell.last.m, /set Qty$/)
+    // A rollback from either created entry reaches the creation; another row's id is not this row's.
+    for (const changeId of [ids[3], ids[4]])
+      assert.equal(
+        await errorCode(
+          fx.owner('rollBackBeforeChange', { b_o: fx.book.b_o, rowId: String(c), changeId })
+        ),
+        'CONFLICT'
+      )
+    assert.equal(
+      await errorCode(
+        fx.owner('rollBackBeforeChange', {
+          b_o: fx.book.b_o,
+          rowId: String(c),
+          changeId: ids[3] + 1,
+        })
+      ),
+      'NOT_FOUND'
+    )
+    // From an update on, the row goes back to before it.
+    ok(
+      await fx.owner('rollBackBeforeChange', {
+        b_o: fx.book.b_o,
+        rowId: String(c),
+        changeId: ids[2],
+      })
+    )
+    const rolledBack = await rowOf(fx, c)
+    assert.equal(rolledBack[fx.f.name], 'c')
+  })
+
   test('retention keeps the newest entries of each table', async ({ assert }) => {
     const fx = await fixture()
     for (const value of ['r1', 'r2', 'r3']) await set(fx, fx.a, fx.f.name, value)
@@ -261,6 +376,39 @@ test.group('tables: cell history', () => {
       kept.changes.map((change: any) => change.new),
       ['r3', 'r2']
     )
+  })
+
+  test('retention counts entries, not stored rows: a created row keeps its newest cells', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    const created = ok(
+      await fx.owner('createOrUpdateTableRows', {
+        b_o: fx.book.b_o,
+        rows: JSON.stringify({ tmpC: { [fx.f.name]: 'c', [fx.f.qty]: 3 } }),
+      })
+    )
+    const c = created.newRows[0].id as number
+    const before = await history(fx, fx.a)
+    const service = await app.container.make(HistoryService)
+    // A's Qty, B's Name, C's Name and Qty are kept: A's creation loses its older entry only.
+    // (Every table is pruned: the counts answered include other tests' tables.)
+    assert.isAtLeast(await service.prune({ maxPerTable: 4, days: 0 }), 1)
+    const rowA = await history(fx, fx.a)
+    assert.equal(rowA.total, 1)
+    assert.deepEqual(rowA.changes, before.changes.slice(0, 1))
+    const cellsOfA = await rowOf(fx, fx.a)
+    assert.equal(cellsOfA[fx.f.log].total, 1)
+    assert.equal(await service.prune({ maxPerTable: 4, days: 0 }), 0)
+    // Down to C's Qty.
+    assert.isAtLeast(await service.prune({ maxPerTable: 1, days: 0 }), 3)
+    const rowC = await history(fx, c)
+    assert.deepEqual(
+      rowC.changes.map((change: any) => [change.fieldId, change.new]),
+      [[fx.f.qty, 3]]
+    )
+    assert.equal(rowC.total, 1)
+    assert.equal(await totalOf(fx, fx.a), 0)
   })
 
   test('retention by age removes the entries older than the days kept, and only those', async ({
