@@ -329,6 +329,34 @@ test.group('tables: cell history', () => {
       }
       assert.deepEqual(paged, [...expected])
     }
+    // A field a packed creation holds no entry of: only its own entries, on every page.
+    const note = ok(
+      await fx.owner('createField', {
+        b_o: fx.book.b_o,
+        catId: fx.catId,
+        name: 'Note',
+        type: 'shorttext',
+      })
+    ).fieldId as number
+    for (const value of ['n1', 'n2', 'n3']) await set(fx, c, note, value)
+    const notes = await history(fx, c, { fieldId: note })
+    assert.equal(notes.total, 3)
+    const noteIds = notes.changes.map((change: any) => change.id)
+    for (const nbMax of [1, 2]) {
+      const paged = []
+      for (let page = 1; page <= 4; page++) {
+        const changes = await changesOf(fx, c, { fieldId: note, nbMax, page })
+        paged.push(...changes.map((change: any) => change.id))
+      }
+      assert.deepEqual(paged, noteIds)
+    }
+    const withNotes = await history(fx, c, { nbMax: 3, page: 2 })
+    assert.equal(withNotes.total, 8)
+    assert.deepEqual(
+      withNotes.changes.map((change: any) => change.id),
+      ids.slice(0, 3)
+    )
+
     // Activity: D's last entry is its creation's last (Qty), its total both.
     const cells = await rowOf(fx, d)
     const cell = cells[fx.f.log]
