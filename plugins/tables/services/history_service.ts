@@ -477,7 +477,7 @@ export class HistoryService {
     return nativeTransaction(async (trx) => {
       const [edge] = await readQuery(
         `SELECT * FROM (
-           SELECT id, entry_count, new_value,
+           SELECT id, entry_count,
              SUM(entry_count) OVER (ORDER BY id DESC ROWS UNBOUNDED PRECEDING) AS upto
            FROM ${HISTORY_TABLE} WHERE category_id = ?
          ) newest WHERE upto > ? ORDER BY id DESC LIMIT 1`,
@@ -489,7 +489,12 @@ export class HistoryService {
       const keptOfEdge = kept - (Number(edge.upto) - count)
       if (keptOfEdge > 0) {
         // Packed (a plain entry is kept or not): its newest entries stay, at their ids.
-        const cells = JSON.parse(String(edge.new_value)) as unknown[]
+        const [packed] = await readQuery(
+          `SELECT new_value FROM ${HISTORY_TABLE} WHERE id = ?`,
+          [edge.id],
+          trx
+        )
+        const cells = JSON.parse(String(packed.new_value)) as unknown[]
         await writeQuery(
           trx,
           `UPDATE ${HISTORY_TABLE} SET entry_count = ?, new_value = ? WHERE id = ?`,
