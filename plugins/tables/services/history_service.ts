@@ -6,7 +6,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import env from '#start/env'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { nativeTransaction, quoteId, readQuery, writeQuery } from '#core/native_sql'
+import { isMysql, nativeTransaction, quoteId, readQuery, writeQuery } from '#core/native_sql'
 import { COMPUTED_TYPES, activityCellKey, type FieldDef } from '../lib/field_types.js'
 import { chunks, insertSql, type Row } from '../lib/row_sql.js'
 import { CommentsService, type CommentUsers } from './comments_service.js'
@@ -77,6 +77,11 @@ const ENTRIES_PER_STATEMENT = 1000
  */
 export const PACKED_FIELD_ID = 0
 const PACKED_FIELD_TYPE = 'packed'
+/**
+ * The packed rows, as SQLite's partial index `table_cell_history_packed_idx` names them (a
+ * literal: a bound value would not tell the planner the index applies).
+ */
+const PACKED_CONDITION = `field_id = ${PACKED_FIELD_ID}`
 
 /** One row of table_cell_history as `record` writes it: an entry, or a created row's, packed. */
 interface StoredEntry {
@@ -261,12 +266,15 @@ export class HistoryService {
       1000
     )) {
       const counted = await readQuery(
-        `SELECT row_id, SUM(entry_count) AS total, MAX(id) AS last_id FROM ${HISTORY_TABLE}
+        `SELECT row_id, COUNT(*) AS total, MAX(id) AS last_id FROM ${HISTORY_TABLE}
          WHERE category_id = ? AND row_id IN (${part.map(() => '?').join(', ')}) GROUP BY row_id`,
         [category.id, ...part]
       )
       for (const row of counted)
         totals.set(Number(row.row_id), { total: Number(row.total), last: Number(row.last_id) })
+      // Packed rows' entries past their first (SQLite; the row index counts each once).
+      for (const row of await packedExtras(category.id, part))
+        totals.get(Number(row.row_id))!.total += Number(row.extra)
     }
     if (totals.size === 0) return
     const lastIds = [...totals.values()].map((entry) => entry.last)
@@ -358,10 +366,12 @@ export class HistoryService {
     const ofRow = () =>
       db.from(HISTORY_TABLE).where('category_id', categoryId).where('row_id', rowId)
     const ofField = (entry: Row) => fieldId === undefined || Number(entry.field_id) === fieldId
-    const packedRows: Row[] = await ofRow()
-      .where('field_id', PACKED_FIELD_ID)
-      .select('id', 'field_id', 'new_value')
-      .orderBy('id', 'desc')
+    const packedRows: Row[] = isMysql()
+      ? [] // never packed
+      : await ofRow()
+          .whereRaw(PACKED_CONDITION)
+          .select('id', 'field_id', 'new_value')
+          .orderBy('id', 'desc')
     const packed = packedRows.map((stored) => ({
       id: Number(stored.id),
       entries: unpackEntries(stored).filter(ofField).length,
@@ -556,6 +566,20 @@ function parse(text: unknown) {
 /** A value as stored in old_value / new_value: JSON, undefined as null. */
 function toJson(value: unknown): string {
   return value === null || value === undefined ? 'null' : JSON.stringify(value)
+}
+
+/**
+ * Per row of `rowIds` with packed entries, how many they hold past one each (`extra`): what
+ * `COUNT(*)` of the row index leaves out. None on MariaDB, which stores every entry as a row.
+ */
+async function packedExtras(categoryId: number, rowIds: number[]): Promise<Row[]> {
+  if (isMysql()) return []
+  return readQuery(
+    `SELECT row_id, SUM(entry_count) - COUNT(*) AS extra FROM ${HISTORY_TABLE}
+     WHERE category_id = ? AND row_id IN (${rowIds.map(() => '?').join(', ')}) AND ${PACKED_CONDITION}
+     GROUP BY row_id`,
+    [categoryId, ...rowIds]
+  )
 }
 
 /** Whether `entry` may be packed with its row's other entries: a created cell. */
