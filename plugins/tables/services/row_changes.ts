@@ -130,12 +130,7 @@ export async function publishRowChanges(
       event.stamp,
       operationOf(actor, write.options.source, write.options.operation)
     )
-    await history.record(
-      trx,
-      changes.flatMap((change) =>
-        history.entriesOf(context, category, change.id, change.action, change.fields)
-      )
-    )
+    await history.recordRows(trx, context, category, changes)
   }
   if (write.staged)
     await outbox.stage(
