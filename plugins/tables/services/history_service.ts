@@ -515,18 +515,10 @@ export class HistoryService {
    */
   private async keepNewest(categoryId: number, kept: number): Promise<number> {
     return nativeTransaction(async (trx) => {
-      const [edge] = await readQuery(
-        `SELECT * FROM (
-           SELECT id, entry_count,
-             SUM(entry_count) OVER (ORDER BY id DESC ROWS UNBOUNDED PRECEDING) AS upto
-           FROM ${HISTORY_TABLE} WHERE category_id = ?
-         ) newest WHERE upto > ? ORDER BY id DESC LIMIT 1`,
-        [categoryId, kept],
-        trx
-      )
+      const edge = await newestEdge(trx, categoryId, kept)
       if (!edge) return 0
-      const count = Number(edge.entry_count)
-      const keptOfEdge = kept - (Number(edge.upto) - count)
+      const count = edge.entry_count
+      const keptOfEdge = kept - (edge.upto - count)
       if (keptOfEdge > 0) {
         // Packed (a plain entry is kept or not): its newest entries stay, at their ids.
         const [packed] = await readQuery(
@@ -610,6 +602,41 @@ async function packedExtras(categoryId: number, rowIds: number[]): Promise<Row[]
      GROUP BY row_id`,
     [categoryId, ...rowIds]
   )
+}
+
+/**
+ * The stored row of a table's history that holds its `kept + 1`th newest entry, with `upto`
+ * the entries from it to the newest; undefined when the table holds no more than `kept`. Read
+ * newest first, 1,000 stored rows at a time, up to the edge: a running sum over the whole table
+ * (a window function) read every entry of it, however few were to go. On the bench's 1M-row
+ * SQLite file (2M stored rows of one table, 1M of another, older): 31-44 ms against 2.9 s to
+ * keep 100,000 entries, 290 ms against 2.9 s to keep 1M; 600 ms against 1.7 s for the older
+ * table, whose scan passes the other's newer entries.
+ */
+async function newestEdge(
+  client: QueryClientContract,
+  categoryId: number,
+  kept: number
+): Promise<{ id: number; entry_count: number; upto: number } | undefined> {
+  // In id order, by the primary key: through the row index the planners sort all of the
+  // table's entries for every 1,000 (39 s a chunk on 2M entries, SQLite).
+  const byId = client.dialect.name === 'mysql' ? 'FORCE INDEX (PRIMARY)' : 'NOT INDEXED'
+  let upto = 0
+  let below = Number.MAX_SAFE_INTEGER
+  for (;;) {
+    const rows = await readQuery(
+      `SELECT id, entry_count FROM ${HISTORY_TABLE} ${byId} WHERE category_id = ? AND id < ?
+       ORDER BY id DESC LIMIT 1000`,
+      [categoryId, below],
+      client
+    )
+    for (const row of rows) {
+      upto += Number(row.entry_count)
+      if (upto > kept) return { id: Number(row.id), entry_count: Number(row.entry_count), upto }
+    }
+    if (rows.length < 1000) return undefined
+    below = Number(rows[rows.length - 1].id)
+  }
 }
 
 /**

@@ -439,6 +439,37 @@ test.group('tables: cell history', () => {
     assert.equal(await totalOf(fx, fx.a), 0)
   })
 
+  test('retention finds the edge past the first 1,000 stored rows, newest first', async ({
+    assert,
+  }) => {
+    const fx = await fixture()
+    // 1,500 created rows of 2 entries each after A's 2 and B's 1: 3,003 entries.
+    const rows: Record<string, Record<number, unknown>> = {}
+    for (let i = 0; i < 1500; i++) rows[`tmp${i}`] = { [fx.f.name]: `n${i}`, [fx.f.qty]: i }
+    const created = ok(
+      await fx.owner('createOrUpdateTableRows', { b_o: fx.book.b_o, rows: JSON.stringify(rows) })
+    )
+    const idOf = (i: number) =>
+      created.newRows.find((row: any) => row.tmpId === `tmp${i}`).id as number
+    const service = await app.container.make(HistoryService)
+    // The newest 2,001: rows 500 to 1,499 whole, and row 499's newest cell (its Qty).
+    assert.isAtLeast(await service.prune({ maxPerTable: 2001, days: 0 }), 1002)
+    const [left] = await db
+      .from('table_cell_history')
+      .where('category_id', fx.catId)
+      .sum('entry_count as n')
+    assert.equal(Number(left.n), 2001)
+    assert.equal(await totalOf(fx, fx.a), 0)
+    assert.equal(await totalOf(fx, idOf(498)), 0)
+    const edge = await history(fx, idOf(499))
+    assert.deepEqual(
+      edge.changes.map((change: any) => [change.fieldId, change.new]),
+      [[fx.f.qty, 499]]
+    )
+    assert.equal(await totalOf(fx, idOf(500)), 2)
+    assert.equal(await service.prune({ maxPerTable: 2001, days: 0 }), 0)
+  })
+
   test('retention by age removes the entries older than the days kept, and only those', async ({
     assert,
   }) => {
