@@ -10,6 +10,7 @@ import type {
 } from '#core/outbox/types'
 import { hashKey } from '#core/auth/keys'
 import { dbTimestamp } from '#core/db_time'
+import { readQuery } from '#core/native_sql'
 import type { MessageChanging } from '#plugins/books/events'
 import {
   OWNER_PREF_DEFAULTS,
@@ -118,20 +119,22 @@ export class PushDeliveryService {
     }
   }
 
-  /** Whether an accepted member of the book has an active device of a served type (committed data). */
+  /**
+   * Whether an accepted member of the book has an active device of a served type (committed
+   * data). Asked before every new message's batch when a provider is configured: a plain
+   * statement (readQuery: on SQLite the read connection, prepared once), where a knex query was
+   * prepared again each time and, on SQLite, waited for the write connection that batches of
+   * messages hold (bench:gateways, sendMsg with e-mail copies, which stage in a transaction).
+   */
   private async bookHasDevices(bookId: number) {
     const types = this.providers.servedTypes()
     if (types.length === 0) return false
-    const device = await db
-      .from('book_members as m')
-      .join(`${DEVICES} as d`, 'd.user_id', 'm.user_id')
-      .where('m.book_id', bookId)
-      .where('m.invite', 'accepted')
-      .where('m.del', false)
-      .where('d.active', true)
-      .whereIn('d.device_type', types)
-      .select('d.id')
-      .first()
+    const [device] = await readQuery(
+      `SELECT d.id FROM book_members m JOIN ${DEVICES} d ON d.user_id = m.user_id` +
+        ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND d.active = ?` +
+        ` AND d.device_type IN (${types.map(() => '?').join(', ')}) LIMIT 1`,
+      [bookId, false, true, ...types]
+    )
     return Boolean(device)
   }
 
@@ -148,17 +151,17 @@ export class PushDeliveryService {
     const senders = [event.actorId, Number(event.row.creator_id), event.onBehalfOf].filter(
       (id): id is number => typeof id === 'number' && id > 0
     )
-    const devices: DeviceRow[] = await client
-      .from('book_members as m')
-      .join(`${DEVICES} as d`, 'd.user_id', 'm.user_id')
-      .where('m.book_id', event.bookId)
-      .where('m.invite', 'accepted')
-      .where('m.del', false)
-      .where('d.active', true)
-      .whereIn('d.device_type', types)
-      .whereNotIn('m.user_id', senders)
-      .select('m.user_id', 'm.user_prefs', 'd.id as device_id', 'd.device_type')
-      .orderBy('d.id')
+    // A plain statement in the message's transaction (one per new message of a staged batch).
+    const devices = (await readQuery(
+      `SELECT m.user_id, m.user_prefs, d.id AS device_id, d.device_type` +
+        ` FROM book_members m JOIN ${DEVICES} d ON d.user_id = m.user_id` +
+        ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND d.active = ?` +
+        ` AND d.device_type IN (${types.map(() => '?').join(', ')})` +
+        (senders.length ? ` AND m.user_id NOT IN (${senders.map(() => '?').join(', ')})` : '') +
+        ` ORDER BY d.id`,
+      [event.bookId, false, true, ...types, ...senders],
+      client
+    )) as DeviceRow[]
     if (devices.length === 0) return []
     const book = await this.bookContext(client, event.bookId)
     if (!book) return []
