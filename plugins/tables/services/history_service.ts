@@ -619,7 +619,7 @@ async function newestEdge(
   kept: number
 ): Promise<{ id: number; entry_count: number; upto: number } | undefined> {
   // In id order, by the primary key: through the row index the planners sort all of the
-  // table's entries for every 1,000 (39 s a chunk on 2M entries, SQLite).
+  // table's entries for every 1,000 (SQLite, 2M entries: 0.4 s a chunk, 39 s to keep 100,000).
   const byId = client.dialect.name === 'mysql' ? 'FORCE INDEX (PRIMARY)' : 'NOT INDEXED'
   let upto = 0
   let below = Number.MAX_SAFE_INTEGER
