@@ -184,12 +184,12 @@ export class HistoryService {
   ): HistoryEntry[] {
     const entries: HistoryEntry[] = []
     for (const change of changes) {
-      const field = fieldOf(category, change.fieldId)
-      if (!field || COMPUTED_TYPES.has(field.type)) continue
+      const field = recordedFieldOf(category, change.fieldId)
+      if (!field) continue
       if (action === 'delete' && isEmpty(change.old)) continue
-      if (action === 'create' && isEmpty(change.new)) continue
       const oldJson = toJson(change.old)
-      const newJson = toJson(change.new)
+      const newJson = action === 'create' ? createdCellJson(change.new) : toJson(change.new)
+      if (newJson === null) continue
       // (undefined and null store alike, as null, but were told apart: they still are.)
       if (oldJson === newJson && (change.old === undefined) === (change.new === undefined)) continue
       entries.push({
@@ -566,6 +566,23 @@ function fieldOf(category: CategoryMeta, fieldId: number) {
   return fields.get(fieldId)
 }
 
+/** The field a change of `fieldId` is recorded for: none when unknown or computed. */
+function recordedFieldOf(category: CategoryMeta, fieldId: number): FieldDef | null {
+  const field = fieldOf(category, fieldId)
+  return field && !COMPUTED_TYPES.has(field.type) ? field : null
+}
+
+/**
+ * What a created cell records (entriesOf, packedCreation): its value's JSON, or null for none.
+ * An empty value records nothing, nor does one stored as JSON null, which equals a creation's
+ * old value (null).
+ */
+function createdCellJson(value: unknown): string | null {
+  if (isEmpty(value)) return null
+  const json = toJson(value)
+  return json === 'null' ? null : json
+}
+
 function isEmpty(value: unknown) {
   return (
     value === null ||
@@ -654,10 +671,9 @@ function packedCreation(
   let first: FieldDef | null = null
   let firstJson = ''
   for (const change of changes) {
-    const field = fieldOf(category, change.fieldId)
-    if (!field || COMPUTED_TYPES.has(field.type) || isEmpty(change.new)) continue
-    const json = toJson(change.new)
-    if (json === 'null') continue // a value stored as null, as no value (entriesOf's comparison)
+    const field = recordedFieldOf(category, change.fieldId)
+    const json = field && createdCellJson(change.new)
+    if (!field || json === null) continue
     if (count++ === 0) {
       first = field
       firstJson = json
