@@ -124,6 +124,11 @@ export interface OutboxContributor<E> {
    * Inside the writer's transaction: the deliveries this change causes.
    * `afterCommit` is the writer's, for a contributor that also writes rows
    * of its own there (an SMS queue) and wakes someone once they are committed.
+   * For `tables:rows_changed` and `books:message_changed`, plain statements
+   * only (readQuery, writeQuery, trxQuery of app/core/native_sql.ts): their
+   * hot writers (CellWriter, MessageWriter's new messages) begin the
+   * transaction on the driver (StampService.writeNative), and `client` then
+   * has no query builder.
    */
   entries(
     event: E,

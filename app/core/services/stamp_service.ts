@@ -77,11 +77,12 @@ export class StampService {
   /**
    * `write` for work made only of native statements (app/core/native_sql.ts: trxQuery,
    * readQuery, writeQuery): the transaction is begun and committed on the driver, without knex
-   * (nativeTransaction). `trx` has no query builder.
+   * (nativeTransaction). `trx` has no query builder. `stamp`: as write's.
    */
-  writeNative<T>(work: (scope: WriteScope) => Promise<T>): Promise<T> {
-    return this.stamped((stamp, afterCommit) =>
-      nativeTransaction((trx) => work({ trx, stamp, afterCommit }))
+  writeNative<T>(work: (scope: WriteScope) => Promise<T>, stamp?: number | null): Promise<T> {
+    return this.stamped(
+      (taken, afterCommit) => nativeTransaction((trx) => work({ trx, stamp: taken, afterCommit })),
+      stamp
     )
   }
 

@@ -546,7 +546,9 @@ export class MessageWriter {
           afterCommit(() => this.afterCreate(job.actor, book, row, null))
         }
       }
-      if (staging) await this.stamps.write(({ trx, ...scope }) => work(trx, scope), given)
+      // Staging contributors (push, copies, reminders, webhooks) use plain statements only: the
+      // transaction is begun and committed on the driver, without knex's.
+      if (staging) await this.stamps.writeNative(({ trx, ...scope }) => work(trx, scope), given)
       else await this.stamps.writeStatement(({ client, ...scope }) => work(client, scope), given)
     }
     let sstamp = 0

@@ -3,7 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { inject } from '@adonisjs/core'
 import { rpcError } from '#core/rpc/errors'
-import { writeQuery } from '#core/native_sql'
+import { readQuery, writeQuery } from '#core/native_sql'
 import { StampService } from '#core/services/stamp_service'
 import gatewaysConfig from '../config.js'
 import { toE164 } from '../lib/phone.js'
@@ -133,42 +133,34 @@ export class SmsOutboxService {
 
   /** The gateway an SMS goes to (the rule in the class comment); null when none is allowed. */
   async chooseGateway(client: QueryClientContract, bookId: number | null): Promise<number | null> {
+    // Plain statements (readQuery): they run in the transactions of new messages, which
+    // MessageWriter begins on the driver (StampService.writeNative), with no query builder.
     if (bookId !== null) {
-      const book = await client
-        .from('books as b')
-        .join('users as u', 'u.id', 'b.owner_id')
-        .where('b.id', bookId)
-        .select('u.code as owner', 'b.code as code')
-        .first()
+      const [book] = await readQuery(
+        'SELECT u.code AS owner, b.code AS code FROM books b JOIN users u ON u.id = b.owner_id' +
+          ' WHERE b.id = ? LIMIT 1',
+        [bookId],
+        client
+      )
       if (book) {
-        const fixed = await client
-          .from(GATEWAYS)
-          .where('allowed', true)
-          .where((where) =>
-            where
-              .where((admin) => admin.where('book_owner', book.owner).where('book_code', book.code))
-              .orWhere((session) =>
-                session
-                  .whereNull('book_owner')
-                  .where('session_book_owner', book.owner)
-                  .where('session_book_code', book.code)
-              )
-          )
-          .orderBy('id')
-          .select('id')
-          .first()
+        const [fixed] = await readQuery(
+          `SELECT id FROM ${GATEWAYS} WHERE allowed = ?` +
+            ' AND ((book_owner = ? AND book_code = ?)' +
+            ' OR (book_owner IS NULL AND session_book_owner = ? AND session_book_code = ?))' +
+            ' ORDER BY id LIMIT 1',
+          [true, book.owner, book.code, book.owner, book.code],
+          client
+        )
         if (fixed) return Number(fixed.id)
       }
     }
-    const gateways = await client
-      .from(`${GATEWAYS} as g`)
-      .where('g.allowed', true)
-      .select('g.id', 'g.book_owner', 'g.session_book_owner')
-      .select(
-        client.raw(
-          `(SELECT COUNT(*) FROM ${TABLE} o WHERE o.gateway_id = g.id AND o.state IN ('queued', 'leased')) AS open_count`
-        )
-      )
+    const gateways = await readQuery(
+      `SELECT g.id, g.book_owner, g.session_book_owner,` +
+        ` (SELECT COUNT(*) FROM ${TABLE} o WHERE o.gateway_id = g.id AND o.state IN ('queued', 'leased')) AS open_count` +
+        ` FROM ${GATEWAYS} g WHERE g.allowed = ?`,
+      [true],
+      client
+    )
     const byLoad = (a: any, b: any) =>
       Number(a.open_count) - Number(b.open_count) || Number(a.id) - Number(b.id)
     const free = gateways.filter((g: any) => !g.book_owner && !g.session_book_owner).sort(byLoad)

@@ -165,9 +165,9 @@ export class PushDeliveryService {
     if (devices.length === 0) return []
     const book = await this.bookContext(client, event.bookId)
     if (!book) return []
-    const sender = book.confidential
-      ? null
-      : await client.from('users').where('id', event.row.creator_id).select('code').first()
+    const [sender] = book.confidential
+      ? []
+      : await readQuery('SELECT code FROM users WHERE id = ?', [event.row.creator_id], client)
     const smid = Number(event.row.smid)
     return this.fanOut(
       devices,
@@ -230,11 +230,11 @@ export class PushDeliveryService {
 
   /** What a book changes in its notifications: the title shown, archived, confidential. */
   async bookContext(client: QueryClientContract, bookId: number): Promise<BookContext | null> {
-    const book = await client
-      .from('books')
-      .where('id', bookId)
-      .select('code', 'owner_prefs', 'archived')
-      .first()
+    const [book] = await readQuery(
+      'SELECT code, owner_prefs, archived FROM books WHERE id = ?',
+      [bookId],
+      client
+    )
     if (!book) return null
     const ownerPrefs = typedPrefs(
       OWNER_PREF_KINDS,

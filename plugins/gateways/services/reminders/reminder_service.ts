@@ -2,6 +2,7 @@ import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { OutboxService } from '#core/outbox/outbox_service'
+import { readQuery } from '#core/native_sql'
 import type {
   AttemptResult,
   OutboxChannel,
@@ -275,21 +276,13 @@ export class ReminderService {
  * gone, the reminder asks for nothing, or the event has started.
  */
 async function planOf(client: QueryClientContract, smid: number): Promise<ReminderPlan | null> {
-  const row = await client
-    .from(`${TABLES.events} as e`)
-    .join(`${TABLES.messages} as m`, 'm.smid', 'e.smid')
-    .where('e.smid', smid)
-    .where('e.del', false)
-    .where('m.del', false)
-    .select(
-      'e.id',
-      'e.event_start',
-      'e.event_timezone',
-      'e.reminder_data',
-      'm.book_id',
-      'm.creator_id'
-    )
-    .first()
+  const [row] = await readQuery(
+    `SELECT e.id, e.event_start, e.event_timezone, e.reminder_data, m.book_id, m.creator_id` +
+      ` FROM ${TABLES.events} e JOIN ${TABLES.messages} m ON m.smid = e.smid` +
+      ` WHERE e.smid = ? AND e.del = ? AND m.del = ? LIMIT 1`,
+    [smid, false, false],
+    client
+  )
   if (!row) return null
   const reminder = serializeReminder(row.reminder_data)
   if (!reminder.email && !reminder.sms && !reminder.alarmMobile && !reminder.alarm) return null
@@ -309,7 +302,11 @@ async function planOf(client: QueryClientContract, smid: number): Promise<Remind
 
 async function everHadEvent(client: QueryClientContract, event: MessageChanging) {
   if (Number(event.row.has_event)) return true
-  const row = await client.from(TABLES.events).where('smid', event.row.smid).select('id').first()
+  const [row] = await readQuery(
+    `SELECT id FROM ${TABLES.events} WHERE smid = ? LIMIT 1`,
+    [event.row.smid],
+    client
+  )
   return Boolean(row)
 }
 

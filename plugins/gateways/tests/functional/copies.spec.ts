@@ -124,17 +124,23 @@ test.group('gateways: copies of new messages by e-mail and SMS', (group) => {
     // Which StampService path each batch of sends took (the service is the container's one).
     const stamps = await app.container.make(StampService)
     const taken: string[] = []
-    const { write, writeStatement } = stamps
+    const { write, writeNative, writeStatement } = stamps
     stamps.write = ((...args: Parameters<typeof write>) => {
-      taken.push('transaction')
+      taken.push('knex transaction')
       return write.apply(stamps, args)
     }) as typeof write
+    // The staged batch's transaction is begun on the driver: its contributors use plain statements.
+    stamps.writeNative = ((...args: Parameters<typeof writeNative>) => {
+      taken.push('transaction')
+      return writeNative.apply(stamps, args)
+    }) as typeof writeNative
     stamps.writeStatement = ((...args: Parameters<typeof writeStatement>) => {
       taken.push('statement')
       return writeStatement.apply(stamps, args)
     }) as typeof writeStatement
     cleanup(() => {
       stamps.write = write
+      stamps.writeNative = writeNative
       stamps.writeStatement = writeStatement
     })
 
