@@ -6,7 +6,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve as resolvePath } from 'node:path'
 import { createServer } from 'node:net'
 
 export const ROOT = new URL('../../', import.meta.url).pathname
@@ -79,8 +79,11 @@ const STOP_GRACE_MS = 15_000
 /**
  * The compiled build `npm start` serves (bin/start.js --build-only: remade only when the sources
  * changed), in `dir` of the checkout. Benchmarks measure it: no TypeScript loader in the server.
+ * BENCH_SERVER: the bin/server.js of a build made elsewhere (an earlier commit's, built in its own
+ * worktree), served as it is: runs of the same benchmark against two builds, one after the other.
  */
 export function buildCompiled(dir = process.env.BENCH_BUILD_DIR ?? 'tmp/bench-build'): string {
+  if (process.env.BENCH_SERVER) return process.env.BENCH_SERVER
   execFileSync(process.execPath, ['bin/start.js', '--build-only', `--build-dir=${dir}`], {
     cwd: ROOT,
     stdio: 'inherit',
@@ -98,14 +101,18 @@ export async function startQuire(
   options: { root?: string; compiled?: string } = {}
 ): Promise<QuireProcess> {
   const port = await freePort()
-  const childEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' }
+  const root = options.root ?? ROOT
+  const childEnv: NodeJS.ProcessEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' }
+  // A relative DATA_DIR is the bench's, in this checkout: a server resolves it against its own
+  // checkout, which for another commit's build (BENCH_SERVER) is elsewhere (an empty database).
+  if (env.DATA_DIR) childEnv.DATA_DIR = resolvePath(root, env.DATA_DIR)
   const child = spawn(
     process.execPath,
     options.compiled
       ? [...(env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), options.compiled]
       : ['--import=ts-node-maintained/register/esm', 'bin/server.ts'],
     {
-      cwd: options.root ?? ROOT,
+      cwd: root,
       env: childEnv,
       stdio: ['ignore', 'pipe', 'inherit'],
     }
