@@ -141,30 +141,21 @@ export class PushDeliveryService {
   /**
    * A new message: every accepted member except the sender (the user the
    * message is written as, its creator, the sesskey holder acting on behalf).
-   * Members and their devices are read in one query (the common case, a book
-   * where nobody has a device, ends there).
+   * Members and their devices are read in one query, once per transaction
+   * and book (bookDevices).
    */
   async messageEntries(event: MessageChanging, client: QueryClientContract) {
     if (event.kind !== 'created' || event.row.del) return []
     const types = this.providers.servedTypes()
     if (types.length === 0) return []
-    const senders = [event.actorId, Number(event.row.creator_id), event.onBehalfOf].filter(
-      (id): id is number => typeof id === 'number' && id > 0
+    const senders = new Set(
+      [event.actorId, Number(event.row.creator_id), event.onBehalfOf].filter(
+        (id): id is number => typeof id === 'number' && id > 0
+      )
     )
-    // A plain statement in the message's transaction (one per new message of a staged batch).
-    const devices = (await readQuery(
-      `SELECT m.user_id, m.user_prefs, d.id AS device_id, d.device_type` +
-        ` FROM book_members m JOIN ${DEVICES} d ON d.user_id = m.user_id` +
-        ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND d.active = ?` +
-        ` AND d.device_type IN (${types.map(() => '?').join(', ')})` +
-        (senders.length ? ` AND m.user_id NOT IN (${senders.map(() => '?').join(', ')})` : '') +
-        ` ORDER BY d.id`,
-      [event.bookId, false, true, ...types, ...senders],
-      client
-    )) as DeviceRow[]
-    if (devices.length === 0) return []
-    const book = await this.bookContext(client, event.bookId)
-    if (!book) return []
+    const { devices: all, book } = await this.bookDevices(client, event.bookId, types)
+    const devices = all.filter((device) => !senders.has(Number(device.user_id)))
+    if (devices.length === 0 || !book) return []
     const [sender] = book.confidential
       ? []
       : await readQuery('SELECT code FROM users WHERE id = ?', [event.row.creator_id], client)
@@ -227,6 +218,43 @@ export class PushDeliveryService {
     if (bookId !== null && !book) return []
     return this.fanOut(devices, notification, book)
   }
+
+  /**
+   * The book's member devices of the served types and its context, read once per transaction
+   * and book: the sends of a staged batch share one transaction (books' group commit), and each
+   * message leaves its own senders out here, not in a statement of its own (as the copies
+   * contributor reads the members once). Plain statements, in the message's transaction.
+   */
+  private bookDevices(
+    client: QueryClientContract,
+    bookId: number,
+    types: string[]
+  ): Promise<{ devices: DeviceRow[]; book: BookContext | null }> {
+    const read = async () => {
+      const devices = (await readQuery(
+        `SELECT m.user_id, m.user_prefs, d.id AS device_id, d.device_type` +
+          ` FROM book_members m JOIN ${DEVICES} d ON d.user_id = m.user_id` +
+          ` WHERE m.book_id = ? AND m.invite = 'accepted' AND m.del = ? AND d.active = ?` +
+          ` AND d.device_type IN (${types.map(() => '?').join(', ')}) ORDER BY d.id`,
+        [bookId, false, true, ...types],
+        client
+      )) as DeviceRow[]
+      // The common case, a book where nobody has a device, ends here.
+      return { devices, book: devices.length ? await this.bookContext(client, bookId) : null }
+    }
+    // Only a transaction's view is kept (and only as long as the transaction object lives).
+    if (!client.isTransaction) return read()
+    let byBook = this.devicesByTransaction.get(client)
+    if (!byBook) this.devicesByTransaction.set(client, (byBook = new Map()))
+    let found = byBook.get(bookId)
+    if (!found) byBook.set(bookId, (found = read()))
+    return found
+  }
+
+  private devicesByTransaction = new WeakMap<
+    QueryClientContract,
+    Map<number, Promise<{ devices: DeviceRow[]; book: BookContext | null }>>
+  >()
 
   /** What a book changes in its notifications: the title shown, archived, confidential. */
   async bookContext(client: QueryClientContract, bookId: number): Promise<BookContext | null> {

@@ -77,6 +77,50 @@ test.group('gateways: push deliveries of new messages', (group) => {
     assert.lengthOf(fcmFor(fcm, bobToken), 1)
   })
 
+  test('sends of two members committed together: each message is written for the other one only', async ({
+    assert,
+  }) => {
+    const {
+      owner,
+      target,
+      members: [bob],
+    } = await sharedWith(1)
+    const ownerDevice = await register(owner, 'gcm_rid', fcmToken())
+    const bobDevice = await register(bob, 'gcm_rid', fcmToken())
+    // Sends arriving while a batch commits go together in the next one (one stamp, one
+    // transaction), where the book's devices are read once: each message leaves its own sender out.
+    let together = false
+    const sent: { smid: number; from: 'owner' | 'bob' }[] = []
+    for (let round = 0; round < 10 && !together; round++) {
+      const answers = await Promise.all(
+        (['owner', 'bob', 'owner', 'bob'] as const).map(async (from) => ({
+          from,
+          answer: await send(from === 'owner' ? owner : bob, target, `${from} ${round}`),
+        }))
+      )
+      const stamps = new Map<number, Set<string>>()
+      for (const { from, answer } of answers) {
+        sent.push({ smid: Number(answer.createMessageId), from })
+        const [row] = await db.from('book_messages').where('smid', answer.createMessageId)
+        const senders = stamps.get(Number(row.cstamp)) ?? new Set<string>()
+        stamps.set(Number(row.cstamp), senders.add(from))
+      }
+      together = [...stamps.values()].some((senders) => senders.size === 2)
+    }
+    assert.isTrue(together, 'a send of each member was committed in one batch')
+    const smidsOf = async (device: number) => {
+      const rows = await deliveriesOf(device)
+      return rows.map((row) => Number(JSON.parse(row.payload).data.smid)).sort()
+    }
+    const of = (from: string) =>
+      sent
+        .filter((entry) => entry.from === from)
+        .map((entry) => entry.smid)
+        .sort()
+    assert.deepEqual(await smidsOf(ownerDevice), of('bob'))
+    assert.deepEqual(await smidsOf(bobDevice), of('owner'))
+  })
+
   test('notifyMobile off: nothing for that member; inactive devices get nothing', async ({
     assert,
   }) => {
