@@ -66,6 +66,28 @@ test.group(
       }
     })
 
+    test('control: the fingerprint counts the rows of the world’s own table', async ({
+      assert,
+    }) => {
+      const world = await makeWorld()
+      const own = (print: string) =>
+        print.split(',').find((line) => line.startsWith(`tt_${world.valid.catId}:`))
+      const before = await fingerprint(world)
+      assert.match(own(before) ?? '', /^tt_\d+:1:\d+$/)
+      const answer = await send(
+        {
+          req: 'createOrUpdateTableRows',
+          ...credentials(world.session),
+          b_o: world.book.b_o,
+          rows: JSON.stringify({ tmp1: { [String(world.valid.fieldId)]: 'b' } }),
+        },
+        'urlencoded'
+      )
+      assert.equal(answer.body.status, 'ok', answer.text)
+      await settled()
+      assert.match(own(await fingerprint(world)) ?? '', /^tt_\d+:2:\d+$/)
+    })
+
     for (const req of operations) {
       test(req, async ({ assert }) => {
         const { default: Operation } = await loaded.operations.get(req)!.load()
@@ -79,7 +101,7 @@ test.group(
 
         const failures: string[] = []
         // The tables as the last request left them (writes only).
-        let current = Operation.writes ? await fingerprint() : ''
+        let current = Operation.writes ? await fingerprint(world) : ''
         const runCase = async ({ name, hostile, form }: Case) => {
           const params = { ...base }
           if (hostile.value === undefined) delete params[name]
@@ -97,7 +119,7 @@ test.group(
           const problems = answerProblems(answer)
           if (Operation.writes) {
             await settled()
-            const after = await fingerprint()
+            const after = await fingerprint(world)
             if (answer.body.status === 'nok' && after !== current)
               problems.push('a rejected request wrote')
             current = after

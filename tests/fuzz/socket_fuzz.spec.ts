@@ -159,7 +159,7 @@ test.group('fuzz: every socket message answers hostile fields with a documented 
 
       const failures: string[] = []
       // The tables as the last frame left them (writes only).
-      let current = target.writes ? await fingerprint() : ''
+      let current = target.writes ? await fingerprint(world) : ''
       let probe: Probe | null = null
       let used = 0
       for (const { name, hostile } of cases) {
@@ -176,7 +176,7 @@ test.group('fuzz: every socket message answers hostile fields with a documented 
         const problems = problemsOf(answers, end)
         if (target.writes) {
           await settled()
-          const after = await fingerprint()
+          const after = await fingerprint(world)
           const refused = answers.some((answer) => answer.status === 'nok') || end.closed
           if (refused && after !== current) problems.push('a refused frame wrote')
           current = after
