@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import { ALL_FORMS, type Form } from '#tests/helpers/rpc'
+import { pool } from '#tests/helpers/pool'
 import {
   HOSTILE_VALUES,
   answerProblems,
@@ -7,7 +8,6 @@ import {
   fingerprint,
   makeWorld,
   parametersOf,
-  pool,
   registry,
   send,
   settled,

@@ -117,8 +117,6 @@ export async function send(params: Record<string, unknown>, form: Form, raw?: st
   )
 }
 
-export { pool } from '#tests/helpers/pool'
-
 /**
  * A world for the hostile requests to aim at: a user with a session, a book
  * with a message, a table with a field, a row and a view, so that requests
@@ -197,8 +195,7 @@ const countingSelects = new Map<string, string>()
 /** SQLite allows at most 500 terms in one compound SELECT: the tables are counted in chunks. */
 const FINGERPRINT_CHUNK = 200
 export async function fingerprint(world: { valid: Record<string, unknown> }): Promise<string> {
-  const { default: db } = await import('@adonisjs/lucid/services/db')
-  const mysql = db.primaryConnectionName === 'mysql'
+  const { db, mysql } = await database()
   const catId = Number(world.valid.catId)
   if (!kernelSql) {
     const parts = await countingParts(await tableNames())
@@ -229,8 +226,7 @@ export async function fingerprint(world: { valid: Record<string, unknown> }): Pr
  * tables (they follow their row table, which is counted) are left out.
  */
 async function tableNames(catId?: number): Promise<string[]> {
-  const { default: db } = await import('@adonisjs/lucid/services/db')
-  const mysql = db.primaryConnectionName === 'mysql'
+  const { db, mysql } = await database()
   const own = catId === undefined ? '' : `tt_${catId}`
   const listed = mysql
     ? await db.rawQuery(
@@ -249,10 +245,15 @@ async function tableNames(catId?: number): Promise<string[]> {
     .sort()
 }
 
+/** The app's database service (imported once the app has booted) and whether it is MariaDB. */
+async function database() {
+  const { default: db } = await import('@adonisjs/lucid/services/db')
+  return { db, mysql: db.primaryConnectionName === 'mysql' }
+}
+
 /** One SELECT a table: its name, row count and highest stamp. */
 async function countingParts(names: string[]): Promise<string[]> {
-  const { default: db } = await import('@adonisjs/lucid/services/db')
-  const mysql = db.primaryConnectionName === 'mysql'
+  const { db, mysql } = await database()
   const parts: string[] = []
   for (const name of names) {
     let select = countingSelects.get(name)
