@@ -29,47 +29,26 @@ export default class ImportArchive extends BaseCommand {
   async run() {
     const { ArchiveSource } = await import('#core/transfer/book_archive')
     const { TransferState } = await import('#core/transfer/transfer_state')
-    const { BookImporter, TransferStopped } = await import('#core/transfer/book_importer')
+    const { BookImporter } = await import('#core/transfer/book_importer')
     const support = await import('#core/transfer/command_support')
     const { dataDir } = await import('#config/quire')
 
     let source: Awaited<ReturnType<typeof ArchiveSource.open>> | null = null
     try {
       const local = await support.localClientFor(this.as)
-      source = await ArchiveSource.open(this.archive)
-      const book = source.document.book
+      const archive = await ArchiveSource.open(this.archive)
+      source = archive
+      const book = archive.document.book
       const name = `${book.b_o}-${book.b_c}`.replace(/[^\w.-]+/g, '_')
       const statePath =
         this.state ?? join(dataDir, 'transfer', `archive-${name}-${local.userCode}.json`)
-      const state = await TransferState.open(statePath, source.label, local.userCode)
-      // The progress bar is the ace task's line, known once the task runs.
-      let update = (_line: string) => {}
-      const importer = new BookImporter(source, local, state, {
-        stopAfter: this.stopAfter,
-        progress: support.throttledProgress((line) => update(line)),
-      })
-      let stopped = false
-      const tasks = this.ui.tasks()
-      tasks.add(`Import ${this.archive} as ${local.userCode}`, async (task) => {
-        update = (line) => task.update(line)
-        try {
-          await importer.run()
-        } catch (error) {
-          if (!(error instanceof TransferStopped)) throw error
-          stopped = true
-          return `stopped after ${error.writes} writes: run the same command again to continue`
-        }
-        return 'done'
-      })
-      // Ctrl-C ends the run after the write under way, its mapping saved (SIGTERM stays the
-      // application's: bin/console.ts terminates the app on it).
-      const stop = () => importer.requestStop()
-      process.once('SIGINT', stop)
-      try {
-        await tasks.run()
-      } finally {
-        process.off('SIGINT', stop)
-      }
+      const state = await TransferState.open(statePath, archive.label, local.userCode)
+      const { importer, stopped, failed } = await support.runImportTask(
+        this,
+        `Import ${this.archive} as ${local.userCode}`,
+        (progress) =>
+          new BookImporter(archive, local, state, { stopAfter: this.stopAfter, progress })
+      )
       for (const line of support.reportLines(importer.report)) this.logger.info(line)
       if (this.report) {
         await writeFile(
@@ -77,7 +56,7 @@ export default class ImportArchive extends BaseCommand {
           JSON.stringify({ ...importer.report, stopped, state: statePath })
         )
       }
-      if (tasks.getState() === 'failed') this.exitCode = 1
+      if (failed) this.exitCode = 1
     } catch (error) {
       this.logger.error((error as Error).message)
       this.exitCode = 1

@@ -53,11 +53,10 @@ export default class ImportRemote extends BaseCommand {
     const { RemoteClient } = await import('#core/transfer/interface_client')
     const { ApiSource } = await import('#core/transfer/transfer_source')
     const { TransferState } = await import('#core/transfer/transfer_state')
-    const { BookImporter, TransferStopped } = await import('#core/transfer/book_importer')
+    const { BookImporter } = await import('#core/transfer/book_importer')
     const support = await import('#core/transfer/command_support')
     const { dataDir } = await import('#config/quire')
 
-    let stopped = false
     try {
       const local = await support.localClientFor(this.as)
       const remote = new RemoteClient(this.baseUrl)
@@ -77,41 +76,23 @@ export default class ImportRemote extends BaseCommand {
         local.userCode
       )
       const source = new ApiSource(remote, remote.baseUrl)
-      // The progress bar is the ace task's line, known once the task runs.
-      let update = (_line: string) => {}
-      const importer = new BookImporter(source, local, state, {
-        stopAfter: this.stopAfter,
-        sourceUser: remote.userCode,
-        progress: support.throttledProgress((line) => update(line)),
-      })
-      const tasks = this.ui.tasks()
-      tasks.add(`Import from ${remote.baseUrl} as ${local.userCode}`, async (task) => {
-        update = (line) => task.update(line)
-        try {
-          await importer.run()
-        } catch (error) {
-          if (!(error instanceof TransferStopped)) throw error
-          stopped = true
-          return `stopped after ${error.writes} writes: run the same command again to continue`
-        }
-        return 'done'
-      })
-      // Ctrl-C ends the run after the write under way, its mapping saved (SIGTERM stays the
-      // application's: bin/console.ts terminates the app on it).
-      const stop = () => importer.requestStop()
-      process.once('SIGINT', stop)
-      try {
-        await tasks.run()
-      } finally {
-        process.off('SIGINT', stop)
-      }
+      const { importer, stopped, failed } = await support.runImportTask(
+        this,
+        `Import from ${remote.baseUrl} as ${local.userCode}`,
+        (progress) =>
+          new BookImporter(source, local, state, {
+            stopAfter: this.stopAfter,
+            sourceUser: remote.userCode,
+            progress,
+          })
+      )
       const report = importer.report
       for (const line of support.reportLines(report)) this.logger.info(line)
       this.logger.info(`State: ${statePath}`)
       if (this.report) {
         await writeFile(this.report, JSON.stringify({ ...report, stopped, state: statePath }))
       }
-      if (tasks.getState() === 'failed') this.exitCode = 1
+      if (failed) this.exitCode = 1
     } catch (error) {
       this.logger.error((error as Error).message)
       this.exitCode = 1

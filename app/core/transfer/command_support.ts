@@ -1,7 +1,13 @@
 import app from '@adonisjs/core/services/app'
+import type { BaseCommand } from '@adonisjs/core/ace'
 import { UserService } from '#core/services/user_service'
 import { LocalClient, localActor } from './interface_client.js'
-import type { TransferProgress, TransferReport } from './book_importer.js'
+import {
+  TransferStopped,
+  type BookImporter,
+  type TransferProgress,
+  type TransferReport,
+} from './book_importer.js'
 
 /** The local user a command acts as: `--as` (a user code, e-mail or phone), who must be active. */
 export async function localClientFor(login: string | undefined) {
@@ -52,4 +58,40 @@ export function reportLines(report: TransferReport) {
     for (const problem of report.problems) lines.push(`  - ${problem}`)
   }
   return lines
+}
+
+/**
+ * Runs an import as a command's task, its progress bar the task's line (`makeImporter` gets the
+ * progress callback). Ctrl-C ends it after the write under way, its mapping saved (SIGTERM stays
+ * the application's: bin/console.ts terminates the app on it). Answers the importer, whether it
+ * stopped before the end (--stop-after, Ctrl-C) and whether the task failed.
+ */
+export async function runImportTask(
+  command: BaseCommand,
+  title: string,
+  makeImporter: (progress: (progress: TransferProgress) => void) => BookImporter
+) {
+  let update = (_line: string) => {}
+  const importer = makeImporter(throttledProgress((line) => update(line)))
+  let stopped = false
+  const tasks = command.ui.tasks()
+  tasks.add(title, async (task) => {
+    update = (line) => task.update(line)
+    try {
+      await importer.run()
+    } catch (error) {
+      if (!(error instanceof TransferStopped)) throw error
+      stopped = true
+      return `stopped after ${error.writes} writes: run the same command again to continue`
+    }
+    return 'done'
+  })
+  const stop = () => importer.requestStop()
+  process.once('SIGINT', stop)
+  try {
+    await tasks.run()
+  } finally {
+    process.off('SIGINT', stop)
+  }
+  return { importer, stopped, failed: tasks.getState() === 'failed' }
 }
