@@ -317,6 +317,40 @@ export function Card(props: { title?: string; children: ReactNode; actions?: Rea
   )
 }
 
+/**
+ * A list's filter as a labelled select: the empty value first ("all", or `all`'s words), then
+ * each option, a value shown as itself or a [value, words] pair.
+ */
+export function FilterSelect(props: {
+  label: string
+  name: string
+  value: string
+  options: readonly (string | readonly [value: string, words: string])[]
+  onChange: (value: string) => void
+  all?: string
+}) {
+  return (
+    <label>
+      {props.label}{' '}
+      <select
+        name={props.name}
+        value={props.value}
+        onChange={(event) => props.onChange(event.target.value)}
+      >
+        <option value="">{props.all ?? 'all'}</option>
+        {props.options.map((option) => {
+          const [value, words] = typeof option === 'string' ? [option, option] : option
+          return (
+            <option key={value} value={value}>
+              {words}
+            </option>
+          )
+        })}
+      </select>
+    </label>
+  )
+}
+
 export const formatDate = (value: string | number | null) =>
   value === null
     ? '—'

@@ -1,5 +1,12 @@
 import { Head, Link, router, usePage } from '@inertiajs/react'
-import { Card, FormErrors, ServerList, formatDate, type PagedList } from '@console/components/ui'
+import {
+  Card,
+  FilterSelect,
+  FormErrors,
+  ServerList,
+  formatDate,
+  type PagedList,
+} from '@console/components/ui'
 
 export interface Delivery {
   id: number
@@ -115,36 +122,20 @@ export default function Deliveries(props: Props) {
       </div>
       <Card title={`Deliveries (${deliveries.total.toLocaleString('en')})`}>
         <div className="row">
-          <label>
-            Channel{' '}
-            <select
-              name="channel"
-              value={filter.channel}
-              onChange={(event) => choose({ channel: event.target.value })}
-            >
-              <option value="">all</option>
-              {channels.map((channel) => (
-                <option key={channel} value={channel}>
-                  {CHANNEL_NAMES[channel] ?? channel}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            State{' '}
-            <select
-              name="state"
-              value={filter.state}
-              onChange={(event) => choose({ state: event.target.value })}
-            >
-              <option value="">all</option>
-              {states.map((state) => (
-                <option key={state} value={state}>
-                  {state}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect
+            label="Channel"
+            name="channel"
+            value={filter.channel}
+            options={channels.map((channel) => [channel, CHANNEL_NAMES[channel] ?? channel])}
+            onChange={(channel) => choose({ channel })}
+          />
+          <FilterSelect
+            label="State"
+            name="state"
+            value={filter.state}
+            options={states}
+            onChange={(state) => choose({ state })}
+          />
         </div>
         <ServerList
           list={deliveries}
@@ -209,21 +200,13 @@ export default function Deliveries(props: Props) {
           In the queue: {smsStates.map((state) => `${smsCounts[state] ?? 0} ${state}`).join(' · ')}
         </p>
         <div className="row">
-          <label>
-            State{' '}
-            <select
-              name="smsState"
-              value={filter.smsState}
-              onChange={(event) => choose({ smsState: event.target.value })}
-            >
-              <option value="">all</option>
-              {smsStates.map((state) => (
-                <option key={state} value={state}>
-                  {state}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect
+            label="State"
+            name="smsState"
+            value={filter.smsState}
+            options={smsStates}
+            onChange={(smsState) => choose({ smsState })}
+          />
         </div>
         <ServerList
           list={sms}

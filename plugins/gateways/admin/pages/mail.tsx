@@ -1,5 +1,12 @@
 import { Head, Link, router } from '@inertiajs/react'
-import { Card, DataTable, Pager, formatDate, type PagedList } from '@console/components/ui'
+import {
+  Card,
+  DataTable,
+  FilterSelect,
+  Pager,
+  formatDate,
+  type PagedList,
+} from '@console/components/ui'
 
 interface Props {
   mails: PagedList<{
@@ -48,17 +55,13 @@ export default function Mail({ mails, outcome, outcomes }: Props) {
       </p>
       <Card title={`Received (${mails.total.toLocaleString('en')})`}>
         <div className="row">
-          <label>
-            Outcome{' '}
-            <select name="outcome" value={outcome} onChange={(event) => choose(event.target.value)}>
-              <option value="">all</option>
-              {outcomes.map((value) => (
-                <option key={value} value={value}>
-                  {value}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect
+            label="Outcome"
+            name="outcome"
+            value={outcome}
+            options={outcomes}
+            onChange={choose}
+          />
         </div>
         <DataTable
           rows={mails.items}

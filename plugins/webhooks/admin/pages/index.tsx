@@ -1,5 +1,5 @@
 import { Head, Link, router, usePage } from '@inertiajs/react'
-import { Card, ServerList, formatDate, type PagedList } from '@console/components/ui'
+import { Card, FilterSelect, ServerList, formatDate, type PagedList } from '@console/components/ui'
 
 interface Subscription {
   id: number
@@ -43,30 +43,24 @@ function Filters({ filter }: { filter: Props['filter'] }) {
     router.get(withFilter(url, changes), {}, { preserveState: true })
   return (
     <div className="row" aria-label="Filters">
-      <label>
-        State{' '}
-        <select
-          name="state"
-          value={filter.state}
-          onChange={(event) => go({ state: event.target.value })}
-        >
-          <option value="">all</option>
-          <option value="active">active</option>
-          <option value="disabled">disabled</option>
-        </select>
-      </label>
-      <label>
-        For{' '}
-        <select
-          name="kind"
-          value={filter.kind}
-          onChange={(event) => go({ kind: event.target.value })}
-        >
-          <option value="">tables and books</option>
-          <option value="table">tables (rows, comments)</option>
-          <option value="book">books (messages)</option>
-        </select>
-      </label>
+      <FilterSelect
+        label="State"
+        name="state"
+        value={filter.state}
+        options={['active', 'disabled']}
+        onChange={(state) => go({ state })}
+      />
+      <FilterSelect
+        label="For"
+        name="kind"
+        value={filter.kind}
+        all="tables and books"
+        options={[
+          ['table', 'tables (rows, comments)'],
+          ['book', 'books (messages)'],
+        ]}
+        onChange={(kind) => go({ kind })}
+      />
       {(filter.book || filter.table) && (
         <button type="button" onClick={() => go({ book: null, table: null })}>
           Every book and table

@@ -4,6 +4,7 @@ import {
   Card,
   ConfirmButton,
   DataTable,
+  FilterSelect,
   FormErrors,
   Pager,
   formatDate,
@@ -236,17 +237,13 @@ export default function WebhookShow({ webhook, deliveries, status, states, newSe
       </Card>
       <Card title={`Deliveries (${deliveries.total})`}>
         <div className="row">
-          <label>
-            State{' '}
-            <select name="status" value={status} onChange={(event) => filterBy(event.target.value)}>
-              <option value="">all</option>
-              {states.map((state) => (
-                <option key={state} value={state}>
-                  {state}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect
+            label="State"
+            name="status"
+            value={status}
+            options={states}
+            onChange={filterBy}
+          />
         </div>
         {webhook.active && <RedeliverSince post={post} />}
         <DataTable
