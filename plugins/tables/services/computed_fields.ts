@@ -1,5 +1,5 @@
 import { inject } from '@adonisjs/core'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import {
   COMPUTED_TYPES,
   displayText,
@@ -24,6 +24,13 @@ export function primaryField(category: CategoryMeta): FieldDef | undefined {
         !COMPUTED_TYPES.has(field.type)
     ) ?? category.fields.find((field) => sqlColumnOf(field) !== null)
   )
+}
+
+/** The stored columns serializeCell reads for `field` (a link's ids and its caption). */
+function displayColumns(field: FieldDef | undefined): string[] {
+  const column = field ? sqlColumnOf(field) : null
+  if (!column) return []
+  return kindOf(field!) === 'link' ? [column, linkTextColumn(column)] : [column]
 }
 
 /** A rollup over the linked rows' values of `field` (count needs no field). */
@@ -92,14 +99,7 @@ export class ComputedFields {
             return !row
           })
         : [...ids]
-      for (const part of chunks(missing, 1000)) {
-        const rows = await readQuery(
-          `SELECT * FROM ${quoteId(rowTableName(meta.id))} WHERE id IN (${part.map(() => '?').join(', ')})`,
-          part,
-          trx
-        )
-        for (const row of rows) entry.rows.set(Number(row.id), row)
-      }
+      await this.readLinked(trx, category, meta.id, missing, entry.rows)
       targets.set(link.id, entry)
     }
     // Per link, once per call: its target, the target's naming field and the caption's column.
@@ -155,6 +155,64 @@ export class ComputedFields {
       if (formulas) this.computeFormulas(category, state)
     }
   }
+
+  /**
+   * Rows of table `targetId` that `category`'s links point to, by id, into `into`: with only the columns
+   * computeRows reads of them (see linkedColumns). A bulk write reads up to 1,000 linked rows a
+   * statement, and building every column of each as an object property was half the read's cost
+   * (bench:tables bulk: 5.4 µs a written row for `SELECT *`).
+   */
+  async readLinked(
+    client: QueryClientContract,
+    category: CategoryMeta,
+    targetId: number,
+    ids: number[],
+    into: Map<number, Row>
+  ) {
+    if (ids.length === 0) return
+    const found = targetId === category.id ? null : await this.meta.category(targetId, client)
+    const target = targetId === category.id ? category : found?.category
+    // A table without metadata shows no captions (computeRows skips it): its ids are checked.
+    const columns = target ? this.linkedColumns(category, target) : ['id']
+    const select = columns.map(quoteId).join(', ')
+    const table = quoteId(rowTableName(targetId))
+    for (const part of chunks(ids, 1000)) {
+      const rows = await readQuery(
+        `SELECT ${select} FROM ${table} WHERE id IN (${part.map(() => '?').join(', ')})`,
+        part,
+        client
+      )
+      for (const row of rows) into.set(Number(row.id), row)
+    }
+  }
+
+  /**
+   * The columns of `target`'s rows that computeRows reads when `category` links to it: the id,
+   * what names a row (primaryField: the caption) and the fields `category`'s lookups and rollups
+   * through a link to `target` show. Kept by metadata object (a new version is a new object).
+   */
+  linkedColumns(category: CategoryMeta, target: CategoryMeta): string[] {
+    let byTarget = this.linkedColumnsOf.get(category)
+    if (!byTarget) this.linkedColumnsOf.set(category, (byTarget = new WeakMap()))
+    let columns = byTarget.get(target)
+    if (!columns) {
+      const shown = new Set<string>(['id', ...displayColumns(primaryField(target))])
+      for (const field of category.fields) {
+        if ((field.type !== 'lookup' && field.type !== 'rollup') || !field.column) continue
+        const link = category.fields.find((candidate) => candidate.id === field.options.linkFieldId)
+        if (link?.options.linkCatId !== target.id) continue
+        const targetField = target.fields.find(
+          (candidate) => candidate.id === field.options.targetFieldId
+        )
+        for (const column of displayColumns(targetField)) shown.add(column)
+      }
+      columns = [...shown]
+      byTarget.set(target, columns)
+    }
+    return columns
+  }
+
+  private linkedColumnsOf = new WeakMap<CategoryMeta, WeakMap<CategoryMeta, string[]>>()
 
   /** Formula columns of one row, from its other values ({Name}, {f<id>} or {code} references). */
   computeFormulas(category: CategoryMeta, state: Row) {

@@ -102,6 +102,7 @@ export class RowWriter {
       // SQLite's reading connection re-read their pages after every commit of any writer.
       const linked = await this.checkLinks(
         trx,
+        category,
         prepared.flatMap((row) => [...row.lists.entries()])
       )
       await this.checkUsers(trx, category, prepared)
@@ -392,10 +393,12 @@ export class RowWriter {
 
   /**
    * Every linked row must exist in the linked table (one query per link field and 1,000 ids).
-   * Answers the rows read, whole, by linked table: computeRows shows them without reading again.
+   * Answers the rows read (the columns computeRows shows: ComputedFields.readLinked), by linked
+   * table: computeRows shows them without reading again.
    */
   private async checkLinks(
     trx: TransactionClientContract,
+    category: CategoryMeta,
     entries: [FieldDef, (string | number)[]][]
   ): Promise<Map<number, Map<number, Row>>> {
     const byField = new Map<FieldDef, Set<number>>()
@@ -412,18 +415,13 @@ export class RowWriter {
       if (!target) throw rpcError('INVALID_PARAMETER', `Field "${field.name}" links to no table`)
       const found = linked.get(target) ?? new Map<number, Row>()
       linked.set(target, found)
-      // Native statements: knex compiled a 1,000-id IN list on every call.
-      for (const part of chunks(
+      await this.computed.readLinked(
+        trx,
+        category,
+        target,
         [...ids].filter((id) => !found.has(id)),
-        1000
-      )) {
-        const rows = await trxQuery(
-          trx,
-          `SELECT * FROM ${quoteId(rowTableName(target))} WHERE id IN (${part.map(() => '?').join(', ')})`,
-          part
-        )
-        for (const row of rows) found.set(Number(row.id), row)
-      }
+        found
+      )
       const missing = [...ids].filter((id) => !found.has(id))
       if (missing.length) {
         throw rpcError(
