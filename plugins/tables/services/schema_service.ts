@@ -117,6 +117,20 @@ export class SchemaService {
       const link = field.type === 'link'
       const name = sideTableName(categoryId, field.id)
       await this.schema().dropTableIfExists(name)
+      await this.createSideTable(name, link)
+    }
+  }
+
+  /**
+   * A multi-valued field's side table: a row's values (row_id, value, their position), keyed
+   * by (row_id, value), with an index by value (filters, and the rows linking to a row). On
+   * SQLite WITHOUT ROWID: the key's B-tree holds the rows, where a rowid table kept them in a
+   * third one (the rowid's) beside the key's own index. A bulk write of linked rows inserted
+   * into three B-trees per link: 7.0-7.7 us a row with its commit against 4.7-5.5, and half the
+   * size (1,000-row transactions, 200,000 rows). InnoDB already keeps rows in the key's order.
+   */
+  private async createSideTable(name: string, link: boolean) {
+    if (isMysql()) {
       await this.schema().createTable(name, (table) => {
         table.bigInteger('row_id').notNullable()
         if (link) table.bigInteger('value').notNullable()
@@ -125,7 +139,13 @@ export class SchemaService {
         table.primary(['row_id', 'value'])
         table.index(['value', 'row_id'], `${name}_value_idx`)
       })
+      return
     }
+    await db.rawQuery(
+      `CREATE TABLE "${name}" ("row_id" bigint not null, "value" ${link ? 'bigint' : 'varchar(255)'} not null,` +
+        ` "pos" integer not null default '0', primary key ("row_id", "value")) WITHOUT ROWID`
+    )
+    await db.rawQuery(`CREATE INDEX "${name}_value_idx" ON "${name}" ("value", "row_id")`)
   }
 
   async dropField(
