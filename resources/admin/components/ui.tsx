@@ -328,9 +328,10 @@ export function FilterSelect(props: {
   options: readonly (string | readonly [value: string, words: string])[]
   onChange: (value: string) => void
   all?: string
+  className?: string
 }) {
   return (
-    <label>
+    <label className={props.className}>
       {props.label}{' '}
       <select
         name={props.name}

@@ -1,6 +1,6 @@
 import { Head, router } from '@inertiajs/react'
 import { useState, type FormEvent } from 'react'
-import { Card, ServerList, formatDate, type PagedList } from '../components/ui'
+import { Card, FilterSelect, ServerList, formatDate, type PagedList } from '../components/ui'
 
 interface Entry {
   id: number
@@ -67,17 +67,14 @@ function Filters({ filter, kinds }: { filter: Filter; kinds: Props['kinds'] }) {
         Done by (user code)
         <input name="actor" value={draft.actor} onChange={set('actor')} placeholder="Anyone" />
       </label>
-      <label>
-        What
-        <select name="kind" value={draft.kind} onChange={set('kind')}>
-          <option value="">Every change</option>
-          {kinds.map(({ kind, label }) => (
-            <option key={kind} value={kind}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <FilterSelect
+        label="What"
+        name="kind"
+        value={draft.kind}
+        all="Every change"
+        options={kinds.map(({ kind, label }) => [kind, label] as const)}
+        onChange={(kind) => setDraft({ ...draft, kind })}
+      />
       <label>
         From (day)
         <input type="date" name="from" value={draft.from} onChange={set('from')} />

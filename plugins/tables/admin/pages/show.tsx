@@ -1,6 +1,6 @@
 import { Head, Link, router, usePage } from '@inertiajs/react'
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
-import { Card, counted } from '@console/components/ui'
+import { Card, FilterSelect, counted } from '@console/components/ui'
 import type { SharedProps } from '@console/components/layout'
 import { useConsoleFeed } from '@console/components/live_feed'
 import { EditableCell } from './grid/editable_cell'
@@ -155,22 +155,15 @@ export default function TableShow(props: GridProps) {
           />
           <button type="submit">Search</button>
         </form>
-        <label className="inline-label">
-          View
-          <select
-            value={query.view ?? ''}
-            onChange={(event) =>
-              visit(url, { view: event.target.value || undefined, page: undefined })
-            }
-          >
-            <option value="">All rows</option>
-            {views.map((view) => (
-              <option key={view.id} value={view.id}>
-                {view.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          className="inline-label"
+          label="View"
+          name="view"
+          value={String(query.view ?? '')}
+          all="All rows"
+          options={views.map((view) => [String(view.id), view.name] as const)}
+          onChange={(view) => visit(url, { view: view || undefined, page: undefined })}
+        />
         <label className="inline-label">
           Rows per page
           <select
