@@ -6,21 +6,35 @@
  */
 export const MAX_NESTING = 32
 
-/** Whether a parsed JSON value nests deeper than `limit` levels (breadth first, no recursion). */
-export function exceedsNesting(value: unknown, limit = MAX_NESTING): boolean {
-  let level: unknown[] = [value]
+/**
+ * Readies a parsed JSON value a client sent, in one breadth-first walk (no recursion): answers
+ * false when it nests deeper than `limit` levels (the caller refuses it whole), and removes, in
+ * place, the keys named like Object.prototype's members (`toString`, `valueOf`, `__proto__`,
+ * `constructor`…), as the form decoder drops them: an own `toString` that is not a function
+ * makes String(value) throw, so code reading a client's value as text could not refuse it
+ * properly. A removed key's value still counts for the depth. One walk, not a depth check and a
+ * second walk dropping keys: a 1,000-row bulk write's rows are 5,000 objects and keys.
+ */
+export function acceptNested(value: unknown, limit = MAX_NESTING): boolean {
+  let level: object[] = value !== null && typeof value === 'object' ? [value] : []
   for (let depth = 0; level.length > 0; depth++) {
-    if (depth > limit) return true
-    const next: unknown[] = []
+    if (depth > limit) return false
+    const next: object[] = []
     for (const item of level) {
-      if (item === null || typeof item !== 'object') continue
-      for (const inner of Object.values(item)) {
+      if (Array.isArray(item)) {
+        for (const inner of item) if (inner !== null && typeof inner === 'object') next.push(inner)
+        continue
+      }
+      const record = item as Record<string, unknown>
+      for (const key of Object.keys(record)) {
+        const inner = record[key]
         if (inner !== null && typeof inner === 'object') next.push(inner)
+        if (key in Object.prototype) delete record[key]
       }
     }
     level = next
   }
-  return false
+  return true
 }
 
 /**
@@ -30,23 +44,6 @@ export function exceedsNesting(value: unknown, limit = MAX_NESTING): boolean {
  */
 export function parseBoundedJson(text: string): unknown {
   const value = JSON.parse(text)
-  if (exceedsNesting(value)) throw new SyntaxError(`JSON nested deeper than ${MAX_NESTING} levels`)
-  return dropPrototypeKeys(value)
-}
-
-/**
- * Removes (in place) the keys named like Object.prototype's members
- * (`toString`, `valueOf`, `__proto__`, `constructor`…) from a parsed JSON
- * value, as the form decoder drops them: an own `toString` that is not a
- * function makes String(value) throw, so code reading a client's value as
- * text could not refuse it properly. Call it once exceedsNesting has passed
- * (it recurses; a JSON.parse reviver would recurse before the check).
- */
-export function dropPrototypeKeys<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value
-  for (const key of Object.keys(value)) {
-    if (key in Object.prototype) delete (value as Record<string, unknown>)[key]
-    else dropPrototypeKeys((value as Record<string, unknown>)[key])
-  }
+  if (!acceptNested(value)) throw new SyntaxError(`JSON nested deeper than ${MAX_NESTING} levels`)
   return value
 }

@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http'
 import Busboy from 'busboy'
 import type { OperationFiles } from './base_operation.js'
 import { rpcError } from './errors.js'
-import { MAX_NESTING, dropPrototypeKeys, exceedsNesting } from './nesting.js'
+import { MAX_NESTING, acceptNested } from './nesting.js'
 import { uploadPath } from './upload_temp.js'
 
 /** The decoded parameters of one api.php request: PHP's $_REQUEST shape (string leaves). */
@@ -370,9 +370,8 @@ export async function parseBody(
     }
     if (!isPlainObject(decoded))
       throw rpcError('INVALID_PARAMETER', 'The JSON body must be an object')
-    if (exceedsNesting(decoded))
+    if (!acceptNested(decoded))
       throw rpcError('INVALID_PARAMETER', `The JSON body nests deeper than ${MAX_NESTING} levels`)
-    dropPrototypeKeys(decoded)
     return { params: stringifyLeaves(decoded), files: [], cleanup: noCleanup }
   }
   // urlencoded, and bodies sent without a content type (some clients omit it)

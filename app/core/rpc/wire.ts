@@ -1,7 +1,7 @@
 import vine, { errors as vineErrors } from '@vinejs/vine'
 import type { VineValidator } from '@vinejs/vine'
 import { rpcError, type ErrorCode } from './errors.js'
-import { dropPrototypeKeys, exceedsNesting } from './nesting.js'
+import { acceptNested } from './nesting.js'
 
 /**
  * Wire values as real clients send them, and the one set of VineJS rules that
@@ -119,7 +119,7 @@ function nestedValue(value: unknown): unknown {
     } catch {
       return value
     }
-    return exceedsNesting(parsed) ? TOO_DEEP : dropPrototypeKeys(parsed)
+    return acceptNested(parsed) ? parsed : TOO_DEEP
   }
   return value
 }

@@ -1,4 +1,4 @@
-import { MAX_NESTING, dropPrototypeKeys, exceedsNesting } from '#core/rpc/nesting'
+import { MAX_NESTING, acceptNested } from '#core/rpc/nesting'
 
 /**
  * The socket protocol of docs/spec/service-interface.md part 6: JSON objects with an integer `type`.
@@ -84,8 +84,7 @@ export function parseFrame(data: string): Frame | string {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     return 'the frame is not a JSON object'
-  if (exceedsNesting(value)) return `the frame nests deeper than ${MAX_NESTING} levels`
-  dropPrototypeKeys(value)
+  if (!acceptNested(value)) return `the frame nests deeper than ${MAX_NESTING} levels`
   const raw = (value as Record<string, unknown>).type
   const type = typeof raw === 'string' && /^\d{1,4}$/.test(raw.trim()) ? Number(raw) : raw
   if (typeof type !== 'number' || !Number.isInteger(type)) return 'the frame has no integer type'

@@ -1,15 +1,24 @@
 import { test } from '@japa/runner'
-import { MAX_NESTING, exceedsNesting, parseBoundedJson } from '#core/rpc/nesting'
+import { MAX_NESTING, acceptNested, parseBoundedJson } from '#core/rpc/nesting'
 import { decodeForm } from '#core/rpc/params'
 
 const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels)
 
 test.group('nesting: client values nest at most MAX_NESTING levels', () => {
-  test('exceedsNesting counts levels without recursion, even 100,000 of them', ({ assert }) => {
-    assert.isFalse(exceedsNesting(JSON.parse(nested(MAX_NESTING))))
-    assert.isTrue(exceedsNesting(JSON.parse(nested(MAX_NESTING + 2))))
-    assert.isTrue(exceedsNesting(JSON.parse(nested(100_000))))
-    assert.isFalse(exceedsNesting('text'))
+  test('acceptNested counts levels without recursion, even 100,000 of them', ({ assert }) => {
+    assert.isTrue(acceptNested(JSON.parse(nested(MAX_NESTING))))
+    assert.isFalse(acceptNested(JSON.parse(nested(MAX_NESTING + 2))))
+    assert.isFalse(acceptNested(JSON.parse(nested(100_000))))
+    assert.isTrue(acceptNested('text'))
+    assert.isTrue(acceptNested(null))
+  })
+
+  test('a value under a dropped key still counts for the depth', ({ assert }) => {
+    const deep = `{"a":{"toString":${nested(MAX_NESTING)}}}`
+    assert.isFalse(acceptNested(JSON.parse(deep)))
+    const shallow = JSON.parse(`{"a":{"toString":[[1]],"b":[{"valueOf":1,"c":2}]}}`)
+    assert.isTrue(acceptNested(shallow))
+    assert.deepEqual(shallow, { a: { b: [{ c: 2 }] } })
   })
 
   test('parseBoundedJson refuses deep JSON as malformed JSON is refused', ({ assert }) => {
