@@ -99,7 +99,7 @@ export class ComputedFields {
             return !row
           })
         : [...ids]
-      await this.readLinked(trx, category, meta.id, missing, entry.rows)
+      await this.readLinked(trx, category, meta.id, missing, entry.rows, meta)
       targets.set(link.id, entry)
     }
     // Per link, once per call: its target, the target's naming field and the caption's column.
@@ -160,18 +160,23 @@ export class ComputedFields {
    * Rows of table `targetId` that `category`'s links point to, by id, into `into`, with only the
    * columns computeRows reads of them (linkedColumns). A bulk write reads up to 1,000 linked rows
    * a statement, and making every column of each an object property was half the read's cost
-   * (bench:tables bulk: 5.4 µs a written row for `SELECT *`, ~0.9 µs now).
+   * (bench:tables bulk: 5.4 µs a written row for `SELECT *`, ~0.9 µs now). `known`: the target's
+   * metadata when the caller has it (computeRows); otherwise it is revalidated in `client`.
    */
   async readLinked(
     client: QueryClientContract,
     category: CategoryMeta,
     targetId: number,
     ids: number[],
-    into: Map<number, Row>
+    into: Map<number, Row>,
+    known?: CategoryMeta
   ) {
     if (ids.length === 0) return
-    const found = targetId === category.id ? null : await this.meta.category(targetId, client)
-    const target = targetId === category.id ? category : found?.category
+    let target = known ?? (targetId === category.id ? category : undefined)
+    if (!target) {
+      const found = await this.meta.category(targetId, client)
+      target = found?.category
+    }
     // A table without metadata shows no captions (computeRows skips it): its ids are checked.
     const columns = target ? this.linkedColumns(category, target) : ['id']
     const select = columns.map(quoteId).join(', ')

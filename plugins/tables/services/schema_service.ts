@@ -1,6 +1,7 @@
 import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import settings from '#core/settings/main'
+import { quoteId } from '#core/native_sql'
 import type { Knex } from 'knex'
 import {
   hasSideTable,
@@ -141,11 +142,14 @@ export class SchemaService {
       })
       return
     }
+    const table = quoteId(name)
     await db.rawQuery(
-      `CREATE TABLE "${name}" ("row_id" bigint not null, "value" ${link ? 'bigint' : 'varchar(255)'} not null,` +
+      `CREATE TABLE ${table} ("row_id" bigint not null, "value" ${link ? 'bigint' : 'varchar(255)'} not null,` +
         ` "pos" integer not null default '0', primary key ("row_id", "value")) WITHOUT ROWID`
     )
-    await db.rawQuery(`CREATE INDEX "${name}_value_idx" ON "${name}" ("value", "row_id")`)
+    await db.rawQuery(
+      `CREATE INDEX ${quoteId(`${name}_value_idx`)} ON ${table} ("value", "row_id")`
+    )
   }
 
   async dropField(

@@ -5,6 +5,8 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 const SIDE_TABLES =
   "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name GLOB 'tt_*_m*'"
 const SIDE_TABLE_NAME = /^tt_\d+_m\d+$/
+/** The end of a CREATE TABLE statement of a WITHOUT ROWID table. */
+const WITHOUT_ROWID_END = /\)\s*WITHOUT\s+ROWID\s*$/i
 
 /**
  * On SQLite, the side tables of multi-valued fields become WITHOUT ROWID tables (see
@@ -27,10 +29,10 @@ async function rebuildSideTables(db: QueryClientContract, withoutRowid: boolean)
   const tables = (await db.rawQuery(SIDE_TABLES)) as { name: string; sql: string }[]
   for (const { name, sql } of tables) {
     if (!SIDE_TABLE_NAME.test(name)) continue
-    const isWithoutRowid = /\)\s*WITHOUT\s+ROWID\s*$/i.test(sql)
+    const isWithoutRowid = WITHOUT_ROWID_END.test(sql)
     if (isWithoutRowid === withoutRowid) continue
     // The same columns and key as the table's own CREATE statement, under a temporary name.
-    const body = sql.slice(sql.indexOf('(')).replace(/\)\s*WITHOUT\s+ROWID\s*$/i, ')')
+    const body = sql.slice(sql.indexOf('(')).replace(WITHOUT_ROWID_END, ')')
     const rebuilt = `${name}_rebuilt`
     await db.rawQuery(`DROP TABLE IF EXISTS "${rebuilt}"`)
     await db.rawQuery(`CREATE TABLE "${rebuilt}" ${body}${withoutRowid ? ' WITHOUT ROWID' : ''}`)
