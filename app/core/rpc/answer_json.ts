@@ -66,6 +66,7 @@ function valueText(value: unknown, key: string, depth: number): string | undefin
     if (typeof value === 'boolean') return value ? 'true' : 'false'
     return JSON.stringify(value) as string | undefined
   }
+  if (value instanceof JsonText) return value.text
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
     // JSON.stringify calls toJSON with the property's name, once: let it, on a one-key object.
     const wrapped = JSON.stringify({ [key]: value })
@@ -95,6 +96,62 @@ function objectText(object: Plain, depth: number): string {
     if (inner === undefined) continue
     text += `${text === '' ? '{' : ','}${keyText(key)}:${inner}`
   }
+  return text === '' ? '{}' : `${text}}`
+}
+
+/**
+ * Part of an answer a serializer wrote as JSON text itself (a page's cells: values_service.ts
+ * shape): answerJson writes it as it is. Anything else that stringifies the answer (a socket
+ * frame, MCP) reads it back through toJSON, so every answer still has one text.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.text)
+  }
+}
+
+/**
+ * `value` with each JsonText in it (in plain objects and arrays) read back as its value: an
+ * answer as a client that parsed it reads it, for callers that run an operation in process
+ * (transfer's LocalClient). Parts without one are the same objects.
+ */
+export function readJsonTexts<T>(value: T): T {
+  if (value instanceof JsonText) return value.toJSON() as T
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) {
+    const items = value.map((item) => readJsonTexts(item))
+    return (items.some((item, index) => item !== value[index]) ? items : value) as T
+  }
+  if (!isPlain(value)) return value
+  let copy: Plain | null = null
+  for (const key of Object.keys(value)) {
+    const inner = readJsonTexts(value[key])
+    if (inner !== value[key]) (copy ??= { ...value })[key] = inner
+  }
+  return (copy ?? value) as T
+}
+
+/** JSON.stringify(value)'s text (undefined where it leaves the value out), for JsonText's makers. */
+export function jsonOf(value: unknown): string | undefined {
+  return valueText(value, '', DESCENT_DEPTH)
+}
+
+/**
+ * JSON.stringify({ ...object, ...values })'s text where each of `texts` is a value's JSON text
+ * already made: a key of `object` keeps its place, any other comes after, in `texts` order.
+ */
+export function objectJsonWith(object: Plain, texts: Record<string, string>): string {
+  let text = ''
+  for (const key of Object.keys(object)) {
+    const inner = Object.hasOwn(texts, key) ? texts[key] : jsonOf(object[key])
+    if (inner === undefined) continue
+    text += `${text === '' ? '{' : ','}${keyText(key)}:${inner}`
+  }
+  for (const key of Object.keys(texts))
+    if (!Object.hasOwn(object, key))
+      text += `${text === '' ? '{' : ','}${keyText(key)}:${texts[key]}`
   return text === '' ? '{}' : `${text}}`
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import app from '@adonisjs/core/services/app'
 import logger from '@adonisjs/core/services/logger'
+import { readJsonTexts } from '#core/rpc/answer_json'
 import type { Actor } from '#core/rpc/base_operation'
 import { RpcError } from '#core/rpc/errors'
 import { toRpcError } from '#core/rpc/failure'
@@ -250,14 +251,17 @@ export class LocalClient implements InterfaceClient {
         wire as any
       )
       const input = Operation.validator ? await validateWire(Operation.validator, wire) : wire
-      return await instance.handle(input, {
-        req,
-        params: wire as any,
-        files,
-        actor: this.actor,
-        ip: '127.0.0.1',
-        logger,
-      })
+      // As a client reads the answer: parts written as JSON text (a page's cells) as values.
+      return readJsonTexts(
+        await instance.handle(input, {
+          req,
+          params: wire as any,
+          files,
+          actor: this.actor,
+          ip: '127.0.0.1',
+          logger,
+        })
+      )
     } catch (error) {
       const rpc = error instanceof RpcError ? error : toRpcError(error, logger, { req })
       throw new InterfaceError(req, rpc.code, rpc.message)

@@ -1,4 +1,6 @@
-import { formatDateTime, type FieldDef } from '../lib/field_types.js'
+import { JsonText, jsonOf, objectJsonWith } from '#core/rpc/answer_json'
+import { formatDateTime, serializeCell, type FieldDef } from '../lib/field_types.js'
+import type { Row } from '../lib/row_sql.js'
 import type { CategoryMeta, FormMeta, TabMeta, ViewMeta } from '../services/meta_service.js'
 
 /**
@@ -191,4 +193,55 @@ export function serializeForm(
     right: extra.right ?? 0,
     lastTabId: extra.lastTabId ?? 0,
   }
+}
+
+/** The largest array index (2^32 - 2): JSON.stringify writes properties named by one apart. */
+const MAX_ARRAY_INDEX = 4_294_967_294
+
+/**
+ * A page's `fields` in getTableValues' columns format: each field as serializeField makes it,
+ * its `values` the page's cells, {id, value[, text]} a row. Written as JSON text (answerJson
+ * sends it as it is): the 1,200 cell objects of a 100-row page, made for JSON.stringify to walk,
+ * cost the server a sixth of the page's time.
+ */
+export function serializePageColumns(fields: FieldDef[], rows: Row[]): JsonText {
+  const idTexts = rows.map((row) => `{"id":${jsonOf(Number(row.id))}`)
+  const fieldTexts = fields.map((field) => {
+    let cells = ''
+    for (const [index, row] of rows.entries()) {
+      const cell = serializeCell(field, row)
+      let text = idTexts[index]
+      const value = jsonOf(cell.value)
+      if (value !== undefined) text += `,"value":${value}`
+      if ('text' in cell) {
+        const shown = jsonOf(cell.text)
+        if (shown !== undefined) text += `,"text":${shown}`
+      }
+      cells += `${index ? ',' : ''}${text}}`
+    }
+    return objectJsonWith(serializeField(field), { values: `[${cells}]` })
+  })
+  return new JsonText(`[${fieldTexts.join(',')}]`)
+}
+
+/**
+ * rowInfos: {rowId: {order, index}}, or [] when empty (as the reference server's PHP answers).
+ * As JSON text: an object of 100 properties named by row ids is built by V8 a hidden class a
+ * key, which cost a page about as much as its cells. Row ids (table id × 2^32 + n) are never
+ * array indexes, which JSON.stringify would put first; should one be, the object is made.
+ */
+export function serializeRowInfos(rows: Row[], offset: number) {
+  if (rows.length === 0) return []
+  if (rows.some((row) => !(Number(row.id) > MAX_ARRAY_INDEX))) {
+    const infos: Record<string, { order: number; index: number }> = {}
+    rows.forEach(
+      (row, index) => (infos[String(row.id)] = { order: Number(row.ord), index: offset + index })
+    )
+    return infos
+  }
+  let text = ''
+  for (const [index, row] of rows.entries()) {
+    text += `${index ? ',' : '{'}${jsonOf(String(row.id))}:{"order":${jsonOf(Number(row.ord))},"index":${jsonOf(offset + index)}}`
+  }
+  return new JsonText(`${text}}`)
 }

@@ -13,7 +13,11 @@ import { FilterCompiler } from '../lib/filter_compiler.js'
 import { MetaService, type CategoryMeta, type TabMeta } from './meta_service.js'
 import { RowSelection, type Selection } from './row_selection.js'
 import { TableAccess, type TableScope } from './table_access.js'
-import { serializeField } from '../serializers/table_serializer.js'
+import {
+  serializeField,
+  serializePageColumns,
+  serializeRowInfos,
+} from '../serializers/table_serializer.js'
 
 type Row = Record<string, any>
 export type ValuesFormat = 'columns' | 'rows' | 'diff_ready_rows'
@@ -194,7 +198,7 @@ export class ValuesService {
         })
       )
     } else {
-      tableValues.rowInfos = this.rowInfos(rows, offset)
+      tableValues.rowInfos = serializeRowInfos(rows, offset)
     }
     tableValues.rowInfosLength = rows.length
     if (input.getDependencies) tableValues.dependencies = this.dependencies(category)
@@ -212,16 +216,6 @@ export class ValuesService {
       )
     }
     return format as ValuesFormat
-  }
-
-  /** rowInfos: {rowId: {order, index}}, or [] when empty (as the reference server's PHP answers). */
-  rowInfos(rows: Row[], offset: number) {
-    if (rows.length === 0) return []
-    const infos: Record<string, { order: number; index: number }> = {}
-    rows.forEach(
-      (row, index) => (infos[String(row.id)] = { order: Number(row.ord), index: offset + index })
-    )
-    return infos
   }
 
   shape(fields: FieldDef[], rows: Row[], format: ValuesFormat) {
@@ -247,19 +241,7 @@ export class ValuesService {
         rows: rows.length ? keyed : [],
       }
     }
-    // The cells of a page are most of its answer: each is made once, {id, value[, text]}.
-    const ids = rows.map((row) => Number(row.id))
-    return {
-      fields: fields.map((field) => ({
-        ...serializeField(field),
-        values: rows.map((row, index) => {
-          const cell = serializeCell(field, row)
-          return 'text' in cell
-            ? { id: ids[index], value: cell.value, text: cell.text }
-            : { id: ids[index], value: cell.value }
-        }),
-      })),
-    }
+    return { fields: serializePageColumns(fields, rows) }
   }
 
   dependencies(category: CategoryMeta): number[] {
@@ -344,7 +326,7 @@ export class ValuesService {
         id: scope.category.id,
         ...this.shape(scope.category.fields, rows, format),
         rowIds: rows.map((row) => Number(row.id)),
-        rowInfos: this.rowInfos(rows, offset),
+        rowInfos: serializeRowInfos(rows, offset),
         rowInfosLength: rows.length,
       },
     }

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
-import { answerJson } from '#core/rpc/answer_json'
+import { JsonText, answerJson, jsonOf, objectJsonWith, readJsonTexts } from '#core/rpc/answer_json'
 
 /** answerJson (app/core/rpc/answer_json.ts) must write exactly what JSON.stringify writes. */
 const same = (assert: any, value: unknown) =>
@@ -100,5 +100,59 @@ test.group('answerJson: the text of JSON.stringify, frozen parts written once', 
     cycle.self = cycle
     assert.throws(() => answerJson({ status: 'ok', userInfo: { cycle } }))
     assert.throws(() => answerJson({ status: 'ok', big: 10n }))
+  })
+
+  test('JsonText is written as it is, and reads back as its value elsewhere', ({ assert }) => {
+    const cells = new JsonText('[{"id":1,"value":"a \\"b\\""}]')
+    const answer = {
+      status: 'ok',
+      tableValues: { id: 3, fields: cells, deep: { at: { x: cells } } },
+    }
+    const text = answerJson(answer)
+    assert.strictEqual(text, JSON.stringify(answer))
+    assert.deepEqual(JSON.parse(text).tableValues.fields, [{ id: 1, value: 'a "b"' }])
+  })
+
+  test("objectJsonWith: the spread object's text, a given key in its place or after", ({
+    assert,
+  }) => {
+    const object = { id: 2, name: 'x"y', values: ['old'], gone: undefined, after: null }
+    assert.strictEqual(
+      objectJsonWith(object, { values: '[1,2]' }),
+      JSON.stringify({ ...object, values: [1, 2] })
+    )
+    assert.strictEqual(
+      objectJsonWith({ id: 2 }, { values: '[]', more: '"m"' }),
+      JSON.stringify({ id: 2, values: [], more: 'm' })
+    )
+    assert.strictEqual(objectJsonWith({}, {}), '{}')
+    for (const value of [
+      undefined,
+      () => 1,
+      Symbol('s'),
+      Number.NaN,
+      -0,
+      new Date(0),
+      [1, { a: 'é' }],
+    ])
+      assert.strictEqual(jsonOf(value), JSON.stringify(value))
+  })
+
+  test('readJsonTexts: the answer a client parsing it reads; parts without JsonText kept', ({
+    assert,
+  }) => {
+    const untouched = { list: [1, 2], when: new Date(0) }
+    const answer = {
+      status: 'ok',
+      untouched,
+      tableValues: { fields: new JsonText('[{"id":3,"values":[]}]'), rowInfos: [] },
+      nested: [{ infos: new JsonText('{"8589934593":{"order":1,"index":0}}') }],
+    }
+    const read = readJsonTexts(answer)
+    assert.deepEqual(read.tableValues.fields, [{ id: 3, values: [] }] as any)
+    assert.deepEqual(read.nested[0].infos, { '8589934593': { order: 1, index: 0 } } as any)
+    assert.strictEqual(read.untouched, untouched)
+    assert.instanceOf(answer.tableValues.fields, JsonText)
+    assert.strictEqual(readJsonTexts(untouched), untouched)
   })
 })

@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { answerJson } from '#core/rpc/answer_json'
 import {
   commentCellKey,
   displayText,
@@ -11,6 +12,8 @@ import {
   serializeCategory,
   serializeField,
   serializeForm,
+  serializePageColumns,
+  serializeRowInfos,
   serializeTab,
   serializeView,
 } from '../../serializers/table_serializer.js'
@@ -470,5 +473,81 @@ test.group('tables serializer: cells', () => {
     assert.equal(displayText(field('files'), { f12: '{"a":1}' }), '{"a":1}')
     assert.equal(displayText(field('integer'), { f12: '7' }), '7')
     assert.equal(displayText(field('shorttext'), { f12: null }), '')
+  })
+})
+
+test.group('tables serializer: a page, written as JSON text', () => {
+  /** The columns format as objects: each field serialized, its values {id, value[, text]}. */
+  const asObjects = (fields: FieldDef[], rows: Record<string, unknown>[]) =>
+    fields.map((one) => ({
+      ...serializeField(one),
+      values: rows.map((row) => {
+        const cell = serializeCell(one, row)
+        return 'text' in cell
+          ? { id: Number(row.id), value: cell.value, text: cell.text }
+          : { id: Number(row.id), value: cell.value }
+      }),
+    }))
+
+  test('the columns format: the text JSON.stringify writes of the objects', ({ assert }) => {
+    const fields = [
+      field('shorttext', {}, { id: 3, name: 'Name "quoted"', column: 'f3' }),
+      field('enum', { values: ['a', 'b'], multiple: true }, { id: 4, column: 'f4' }),
+      field('link', { linkCatId: 9 }, { id: 5, column: 'f5' }),
+      field('double', {}, { id: 6, column: 'f6' }),
+      field('checkbox', {}, { id: 7, column: 'f7' }),
+      field('comments', {}, { id: 8, column: null }),
+      field('created_by', {}, { id: 10, column: null }),
+    ]
+    const rows = [
+      {
+        id: 3 * 2 ** 32 + 1,
+        f3: 'é \\ "x" \u0001 \ud83d',
+        f4: '["a","b"]',
+        f5: '[38654705665]',
+        f5_t: 'Caption\n2',
+        f6: 1.5,
+        f7: 1,
+      },
+      { id: 3 * 2 ** 32 + 2, f3: null, f4: null, f5: null, f6: '2.25', f7: 0, created_by: 'u1' },
+      {
+        id: 3 * 2 ** 32 + 3,
+        f3: '',
+        f6: Number.NaN,
+        [commentCellKey(8)]: { summary: { total: 2 } },
+      },
+    ]
+    const text = answerJson({ fields: serializePageColumns(fields, rows) })
+    assert.strictEqual(text, JSON.stringify({ fields: asObjects(fields, rows) }))
+    assert.strictEqual(
+      answerJson({ fields: serializePageColumns(fields, []) }),
+      JSON.stringify({ fields: asObjects(fields, []) })
+    )
+  })
+
+  test('rowInfos: {rowId: {order, index}} in page order, [] when empty', ({ assert }) => {
+    const rows = [
+      { id: 3 * 2 ** 32 + 7, ord: 2 },
+      { id: 3 * 2 ** 32 + 1, ord: null },
+      { id: 3 * 2 ** 32 + 4, ord: 1.5 },
+    ]
+    const infos: Record<string, unknown> = {}
+    rows.forEach(
+      (row, index) => (infos[String(row.id)] = { order: Number(row.ord), index: 200 + index })
+    )
+    assert.strictEqual(
+      answerJson({ r: serializeRowInfos(rows, 200) }),
+      JSON.stringify({ r: infos })
+    )
+    assert.deepEqual(serializeRowInfos([], 0), [])
+    // Ids that are array indexes (never a table's: id x 2^32 + n) are ordered as JSON.stringify does.
+    const small = [
+      { id: 9, ord: 1 },
+      { id: 2, ord: 2 },
+    ]
+    assert.strictEqual(
+      answerJson({ r: serializeRowInfos(small, 0) }),
+      '{"r":{"2":{"order":2,"index":1},"9":{"order":1,"index":0}}}'
+    )
   })
 })
