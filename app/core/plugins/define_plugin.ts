@@ -12,7 +12,10 @@ import type { PluginReference } from '#core/reference/types'
 export type LazyDefault<T> = () => Promise<{ default: T }>
 
 /** Contributes fields to getUserInfo's userInfo (e.g. nbBooks from the books plugin). */
-export type UserInfoContributor = (userId: number) => Promise<Record<string, unknown>>
+/** getUserInfo's fields of a plugin: at once where it can answer without waiting, else a promise. */
+export type UserInfoContributor = (
+  userId: number
+) => Record<string, unknown> | Promise<Record<string, unknown>>
 
 /** A job handler: receives the payload; throwing makes the queue retry with backoff. */
 export type JobHandler = (

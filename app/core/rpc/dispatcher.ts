@@ -20,6 +20,7 @@ import {
   credentialsOf,
   requiredCredentials,
   resolveActor,
+  resolveActorNow,
   type Credentials,
 } from '#core/auth/resolve_actor'
 import { GatewayAuth, isGatewaySesskey, type GatewayPrincipal } from '#core/auth/gateway_auth'
@@ -87,7 +88,9 @@ export class Dispatcher {
         } else if (this.viaGateway(credentials, Operation.auth)) {
           Object.assign(ctx, await this.authenticateGateway(credentials, Operation.auth))
         } else {
-          ctx.actor = await resolveActor(this.access, this.users, credentials)
+          ctx.actor =
+            resolveActorNow(this.access, credentials) ??
+            (await resolveActor(this.access, this.users, credentials))
           ctx.gateway = null
         }
         if (ctx.actor) {

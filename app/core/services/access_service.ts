@@ -9,7 +9,7 @@ import { generateKey, hashKey } from '#core/auth/keys'
 import { rpcError } from '#core/rpc/errors'
 import { dbTimestamp } from '#core/db_time'
 import { containsPattern, readPage, type PageRequest } from '#core/paging'
-import { isMysql, readCached, readQuery, writeQuery } from '#core/native_sql'
+import { isMysql, readCached, readCachedNow, readQuery, writeQuery } from '#core/native_sql'
 import { UserKeyedCache } from '#core/invalidation/user_keyed_cache'
 import { RedisInvalidationBus, type InvalidationBus } from '#core/invalidation/invalidation_bus'
 import { watchWrites, writesTo } from '#core/invalidation/write_watch'
@@ -454,23 +454,61 @@ export class AccessService {
     const cached = cache?.get(digest)
     const mark = cached || !cache ? 0 : cache.mark()
     const row = cached ?? (await this.readSessionRow(digest, cache))
+    // null: a cached session found expired was forgotten; another instance may have slid it.
+    return (
+      this.liveSession(digest, row, cached !== undefined, cache, mark) ??
+      this.resolveSession(sesskey)
+    )
+  }
+
+  /**
+   * resolveSession without waiting where its read needs none (SQLite's readCachedNow, or the
+   * session cache's hit), else null (resolveSession then): the dispatcher's first try.
+   */
+  resolveSessionNow(sesskey: string): { session: ApiSession; user: User } | null {
+    const digest = sesskeyDigest(sesskey.trim())
+    const cache = this.sessionCache()
+    let row: SessionRow | undefined
+    if (cache) {
+      row = cache.get(digest)
+      if (!row) return null
+    } else {
+      const rows = readCachedNow(sessionWithUserSql(), [digest])
+      if (!rows) return null
+      row = rows[0]
+    }
+    return this.liveSession(digest, row, cache !== null, cache, 0)
+  }
+
+  /**
+   * The live session of a read row, or a nok. null when the row came from the session cache and
+   * the session had expired there: it is forgotten, and the caller reads it again.
+   */
+  private liveSession(
+    digest: string,
+    row: SessionRow | undefined,
+    fromCache: boolean,
+    cache: UserKeyedCache<SessionRow> | null,
+    mark: number
+  ): { session: ApiSession; user: User } | null {
     if (!row) throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
     const { session: sessionRow, user: userRow } = splitJoinedRow(row)
     const session = this.sessionModels.model(sessionRow.id, sessionRow)
     if (session.revokedAt)
       throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: unknown or dropped session')
-    if (session.expiresAt && session.expiresAt < DateTime.now()) {
+    // In milliseconds: DateTime.now() made a zoned DateTime on every request.
+    if (session.expiresAt && session.expiresAt.toMillis() < Date.now()) {
       // A refusal is never answered from the cache: another instance may have slid the expiry.
-      if (cached) {
+      if (fromCache) {
         cache!.forget(digest)
-        return this.resolveSession(sesskey)
+        return null
       }
       throw rpcError('SESSION_EXPIRED', 'The session expired, create a new sesskey')
     }
     const user = userRow ? this.users.modelOf(userRow) : null
     if (!user) throw rpcError('INVALID_SESSKEY', 'Invalid sesskey: the user no longer exists')
     // Only a live session is kept, and only if nothing invalidated it while it was read.
-    if (!cached && cache) cache.set(digest, row, user.id, mark)
+    if (!fromCache && cache) cache.set(digest, row, user.id, mark)
     this.touch(session, digest)
     return { session, user }
   }

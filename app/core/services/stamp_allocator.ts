@@ -26,6 +26,11 @@ export interface StampAllocator {
   /** Highest stamp such that every write with a stamp at or below it has finished. */
   watermark(): Promise<number>
   /**
+   * watermark() where it is known without waiting (in memory, once loaded), else null: lets a
+   * read skip a promise (getUserInfo asks on every call). Optional.
+   */
+  watermarkNow?(): number | null
+  /**
    * watermark(), then acquire(), in one round trip where the allocator can (Redis): for a writer
    * that knows its next write is waiting (a group commit with sends queued). Optional. The stamp
    * is null when it could not be reserved (the watermark stands); a stamp it answers must be
@@ -93,6 +98,7 @@ export class MemoryStampAllocator implements StampAllocator {
   private inFlight = new Set<number>()
   private reservation: Reservation
   private ready: Promise<void> | null = null
+  private loaded = false
 
   constructor(db: Database) {
     this.reservation = new Reservation(db)
@@ -101,6 +107,7 @@ export class MemoryStampAllocator implements StampAllocator {
   private init() {
     this.ready ??= this.reservation.load().then((reserved) => {
       this.last = Math.max(this.last, reserved)
+      this.loaded = true
     })
     return this.ready
   }
@@ -125,6 +132,11 @@ export class MemoryStampAllocator implements StampAllocator {
 
   async watermark() {
     await this.init()
+    return this.watermarkNow()!
+  }
+
+  watermarkNow(): number | null {
+    if (!this.loaded) return null
     let lowest = Number.POSITIVE_INFINITY
     for (const stamp of this.inFlight) if (stamp < lowest) lowest = stamp
     return lowest === Number.POSITIVE_INFINITY ? this.last : lowest - 1

@@ -47,6 +47,11 @@ export class StampService {
     return this.allocator.watermark()
   }
 
+  /** watermark() when the allocator knows it without waiting (in memory), else null. */
+  watermarkNow(): number | null {
+    return this.allocator.watermarkNow?.() ?? null
+  }
+
   /**
    * The watermark and, where the allocator makes both in one round trip (Redis), a stamp for
    * the caller's next write (else null): a group commit with sends waiting asks both at once.

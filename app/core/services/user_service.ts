@@ -14,6 +14,9 @@ import { HydrationCache } from '#core/hydration_cache'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import type { UserInfoContributor } from '#core/plugins/define_plugin'
 import { serializeUserInfo } from '#core/serializers/user_info_serializer'
+
+/** getUserInfo's userInfo: serializeUserInfo's frozen object. */
+type UserInfo = ReturnType<typeof serializeUserInfo>
 import { passwordPolicy } from './password_policy.js'
 import { CHANGED, SYSTEM_ACTOR, diff, type AuditActor, type AuditLog } from '#core/audit/audit_log'
 
@@ -76,11 +79,32 @@ export class UserService {
   /** The plugins' userInfo contributors, once all are loaded: asked on every getUserInfo. */
   private contributors: UserInfoContributor[] | null = null
 
-  /** getUserInfo's userInfo, with the fields each plugin contributes (nbBooks, ...). Frozen. */
-  async userInfo(user: User) {
-    const contributors = this.contributors ?? (await this.loadContributors())
+  /**
+   * getUserInfo's userInfo, with the fields each plugin contributes (nbBooks, ...). Frozen. At
+   * once when every contributor answers at once (SQLite), else a promise.
+   */
+  userInfo(user: User): UserInfo | Promise<UserInfo> {
+    const contributors = this.contributors
+    if (!contributors) return this.loadContributors().then(() => this.userInfo(user))
     const contributed: Record<string, unknown> = {}
-    for (const contribute of contributors) Object.assign(contributed, await contribute(user.id))
+    for (const [index, contribute] of contributors.entries()) {
+      const part = contribute(user.id)
+      if (part instanceof Promise) return this.userInfoAfter(user, contributed, part, index + 1)
+      Object.assign(contributed, part)
+    }
+    return serializeUserInfo(user, contributed)
+  }
+
+  /** userInfo once a contributor's promise is answered, the contributors after it asked then. */
+  private async userInfoAfter(
+    user: User,
+    contributed: Record<string, unknown>,
+    waiting: Promise<Record<string, unknown>>,
+    next: number
+  ): Promise<UserInfo> {
+    Object.assign(contributed, await waiting)
+    for (const contribute of this.contributors!.slice(next))
+      Object.assign(contributed, await contribute(user.id))
     return serializeUserInfo(user, contributed)
   }
 

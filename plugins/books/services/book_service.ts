@@ -3,7 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import emitter from '@adonisjs/core/services/emitter'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
-import { readCached } from '#core/native_sql'
+import { readCached, readCachedNow } from '#core/native_sql'
 import { StampService } from '#core/services/stamp_service'
 import { AuditLog, auditActorOf } from '#core/audit/audit_log'
 import { isUniqueViolation } from '#core/services/db_errors'
@@ -24,6 +24,11 @@ import {
 } from './book_queries.js'
 import booksConfig from '../config.js'
 import '../events.js'
+
+/** countBooks' statement, made once (readCached keys its results by the text). */
+const COUNT_BOOKS_SQL = `SELECT COUNT(*) AS total FROM ${TABLES.members} bm JOIN ${TABLES.books} b
+  ON b.id = bm.book_id WHERE bm.user_id = ? AND bm.del = 0 AND b.del = 0`
+const booksTotal = ([row]: Record<string, unknown>[]) => Number(row?.total ?? 0)
 
 /** A book code: no slash or space (it appears in media URL paths), at most 100 characters. */
 export const BOOK_CODE = /^[\p{L}\p{N}._@+-]{1,100}$/u
@@ -255,13 +260,13 @@ export class BookService {
 
   /** Books the user is invited to or a member of (userInfo.nbBooks, allBooks.nbBooks). */
   async countBooks(userId: number): Promise<number> {
-    // Driver-level: getUserInfo asks for it on every call.
-    const [row] = await readCached(
-      `SELECT COUNT(*) AS total FROM ${TABLES.members} bm JOIN ${TABLES.books} b ON b.id = bm.book_id
-       WHERE bm.user_id = ? AND bm.del = ? AND b.del = ?`,
-      [userId, false, false]
-    )
-    return Number(row?.total ?? 0)
+    return this.countBooksNow(userId) ?? booksTotal(await readCached(COUNT_BOOKS_SQL, [userId]))
+  }
+
+  /** countBooks without waiting where the read needs none (SQLite), else null: getUserInfo asks on every call. */
+  countBooksNow(userId: number): number | null {
+    const rows = readCachedNow(COUNT_BOOKS_SQL, [userId])
+    return rows && booksTotal(rows)
   }
 
   /**
