@@ -11,8 +11,10 @@ import type { PluginReference } from '#core/reference/types'
 /** A lazily imported module whose default export is T (keeps boot cheap: nothing loads until used). */
 export type LazyDefault<T> = () => Promise<{ default: T }>
 
-/** Contributes fields to getUserInfo's userInfo (e.g. nbBooks from the books plugin). */
-/** getUserInfo's fields of a plugin: at once where it can answer without waiting, else a promise. */
+/**
+ * Contributes fields to getUserInfo's userInfo (e.g. nbBooks from the books plugin): at once
+ * where it can answer without waiting, else a promise.
+ */
 export type UserInfoContributor = (
   userId: number
 ) => Record<string, unknown> | Promise<Record<string, unknown>>

@@ -100,9 +100,9 @@ function objectText(object: Plain, depth: number): string {
 }
 
 /**
- * Part of an answer a serializer wrote as JSON text itself (a page's cells: values_service.ts
- * shape): answerJson writes it as it is. Anything else that stringifies the answer (a socket
- * frame, MCP) reads it back through toJSON, so every answer still has one text.
+ * Part of an answer a serializer wrote as JSON text itself (a page's cells: the tables plugin's
+ * serializePageColumns): answerJson writes it as it is. Anything else that stringifies the
+ * answer (a socket frame, MCP) reads it back through toJSON, so every answer has one text.
  */
 export class JsonText {
   constructor(readonly text: string) {}

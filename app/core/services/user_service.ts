@@ -14,11 +14,11 @@ import { HydrationCache } from '#core/hydration_cache'
 import type { PluginRegistry } from '#core/plugins/plugin_registry'
 import type { UserInfoContributor } from '#core/plugins/define_plugin'
 import { serializeUserInfo } from '#core/serializers/user_info_serializer'
+import { passwordPolicy } from './password_policy.js'
+import { CHANGED, SYSTEM_ACTOR, diff, type AuditActor, type AuditLog } from '#core/audit/audit_log'
 
 /** getUserInfo's userInfo: serializeUserInfo's frozen object. */
 type UserInfo = ReturnType<typeof serializeUserInfo>
-import { passwordPolicy } from './password_policy.js'
-import { CHANGED, SYSTEM_ACTOR, diff, type AuditActor, type AuditLog } from '#core/audit/audit_log'
 
 export interface NewUser {
   code: string

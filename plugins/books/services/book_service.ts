@@ -260,7 +260,7 @@ export class BookService {
 
   /** Books the user is invited to or a member of (userInfo.nbBooks, allBooks.nbBooks). */
   async countBooks(userId: number): Promise<number> {
-    return this.countBooksNow(userId) ?? booksTotal(await readCached(COUNT_BOOKS_SQL, [userId]))
+    return booksTotal(await readCached(COUNT_BOOKS_SQL, [userId]))
   }
 
   /** countBooks without waiting where the read needs none (SQLite), else null: getUserInfo asks on every call. */
