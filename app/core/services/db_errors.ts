@@ -19,3 +19,15 @@ export function isUniqueViolation(error: unknown): boolean {
     code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
   )
 }
+
+/**
+ * A statement naming a column the table does not have (any more): MySQL's ER_BAD_FIELD_ERROR,
+ * SQLite's "no such column" (SQLITE_ERROR, told apart by its message).
+ */
+export function isUnknownColumn(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string }
+  if (code === 'ER_BAD_FIELD_ERROR') return true
+  return (
+    code === 'SQLITE_ERROR' && typeof message === 'string' && message.startsWith('no such column')
+  )
+}

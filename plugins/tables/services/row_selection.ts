@@ -3,7 +3,8 @@ import db from '@adonisjs/lucid/services/db'
 import type { Actor } from '#core/rpc/base_operation'
 import { rpcError } from '#core/rpc/errors'
 import { isMysql, quoteId, readMany, readQuery } from '#core/native_sql'
-import { rowTableName } from '../lib/field_types.js'
+import { isUnknownColumn } from '#core/services/db_errors'
+import { kindOf, linkTextColumn, rowTableName, sqlColumnOf } from '../lib/field_types.js'
 import { normalizeGroup, type FilterGroupSpec } from '../lib/filter_compiler.js'
 import { asIdList, asObject, flagOr } from '../lib/wire.js'
 import { MetaService, type CategoryMeta } from './meta_service.js'
@@ -31,6 +32,31 @@ const inTableOrder = (a: Row, b: Row) =>
  * MariaDB: tables spanning `minIds` ids or more are counted as `parts` id ranges at once
  * (RowSelection.countRows; an object: the tests lower the bound).
  */
+/** cellColumns' answer per metadata object (a table's change makes a new one). */
+const cellColumnsOf = new WeakMap<CategoryMeta, string>()
+
+/**
+ * selectRows' `columns` for a page of cells: id, ord and what the table's fields are read from
+ * (serializeCell: a field's column, a link's caption next to it, a system column only where a
+ * field shows one). `t.*` also made the row's stamp and four system columns into JavaScript
+ * values: on the 1M-row bench table 0.27 against 0.20 ms of a 100-row page's statement.
+ */
+export function cellColumns(category: CategoryMeta): string {
+  let columns = cellColumnsOf.get(category)
+  if (columns === undefined) {
+    const names = new Set(['id', 'ord'])
+    for (const field of category.fields) {
+      const column = sqlColumnOf(field)
+      if (!column) continue
+      names.add(column)
+      if (kindOf(field) === 'link') names.add(linkTextColumn(column))
+    }
+    columns = [...names].map((name) => `t.${quoteId(name)}`).join(', ')
+    cellColumnsOf.set(category, columns)
+  }
+  return columns
+}
+
 export const countSplit = { minIds: 200_000, parts: 2 }
 
 export interface Selection {
@@ -197,17 +223,37 @@ export class RowSelection {
    * (OFFSET) are never read from the table. MariaDB would otherwise fetch
    * every skipped row, or sort the whole table. Runs on the driver
    * connection (app/core/native_sql.ts), rows read as arrays on SQLite (readMany).
+   * `columns`: the select list (cellColumns), else every column (`t.*`).
    */
   async selectRows(
     category: CategoryMeta,
     selection: Selection,
-    page: { offset: number; limit: number | null }
+    page: { offset: number; limit: number | null; columns?: string }
+  ): Promise<Row[]> {
+    if (!page.columns) return this.readRows(category, selection, page, 't.*')
+    try {
+      return await this.readRows(category, selection, page, page.columns)
+    } catch (error) {
+      // A field deleted since the caller read the table's metadata: its column is gone.
+      if (!isUnknownColumn(error)) throw error
+      return this.readRows(category, selection, page, 't.*')
+    }
+  }
+
+  private async readRows(
+    category: CategoryMeta,
+    selection: Selection,
+    page: { offset: number; limit: number | null },
+    columns: string
   ): Promise<Row[]> {
     const table = quoteId(rowTableName(category.id))
     const order = this.orderOf(selection)
     if (page.limit === null && page.offset === 0) {
       const where = this.whereOf(selection)
-      return readMany(`SELECT t.* FROM ${table} t ${where.sql} ORDER BY ${order}`, where.bindings)
+      return readMany(
+        `SELECT ${columns} FROM ${table} t ${where.sql} ORDER BY ${order}`,
+        where.bindings
+      )
     }
     const limit = Math.min(page.limit ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
     let offset = Math.floor(page.offset)
@@ -230,7 +276,7 @@ export class RowSelection {
     }
     const where = this.whereOf(from)
     const paged =
-      `SELECT t.* FROM ${table} t JOIN (SELECT t.id FROM ${table} t ${where.sql} ORDER BY ${order} ` +
+      `SELECT ${columns} FROM ${table} t JOIN (SELECT t.id FROM ${table} t ${where.sql} ORDER BY ${order} ` +
       `LIMIT ${Math.floor(limit)} OFFSET ${offset}) p ON p.id = t.id`
     // A page in the table's own order is put in order here: MariaDB sorts the joined rows in
     // a temporary table, an on-disk one with the rows' TEXT columns (a 100-row page of 1M rows:

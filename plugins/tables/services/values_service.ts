@@ -11,7 +11,7 @@ import { FieldEncryption, type UnlockedFields } from './field_encryption.js'
 import { HistoryService } from './history_service.js'
 import { FilterCompiler } from '../lib/filter_compiler.js'
 import { MetaService, type CategoryMeta, type TabMeta } from './meta_service.js'
-import { RowSelection, type Selection } from './row_selection.js'
+import { RowSelection, cellColumns, type Selection } from './row_selection.js'
 import { TableAccess, type TableScope } from './table_access.js'
 import {
   serializeField,
@@ -162,7 +162,11 @@ export class ValuesService {
     const limit = input.getAllViews
       ? (input.maxRows ?? null)
       : Math.max(0, input.maxRows ?? DEFAULT_MAX_ROWS)
-    const rows = await this.rowSelection.selectRows(category, selection, { offset, limit })
+    const rows = await this.rowSelection.selectRows(category, selection, {
+      offset,
+      limit,
+      columns: cellColumns(category),
+    })
     this.encryption.reveal(category, rows, unlocked)
     const users = await this.comments.attach(
       category,

@@ -1,6 +1,9 @@
 import { test } from '@japa/runner'
+import app from '@adonisjs/core/services/app'
+import { RowSelection, cellColumns } from '../../services/row_selection.js'
+import { TableAccess } from '../../services/table_access.js'
 import { ALL_FORMS } from '#tests/helpers/rpc'
-import { caller, columnOf, errorCode, makeBook, ok } from '../helpers/tables.js'
+import { caller, columnOf, errorCode, makeBook, ok, ownerActor } from '../helpers/tables.js'
 
 /** One table with typed fields and 6 rows of known values. */
 async function fixture() {
@@ -149,6 +152,48 @@ test.group('tables: page formats and paging', (group) => {
       await fx.call('getTableValues', { catId: fx.catId, offset: '100', format: 'rows' })
     )
     assert.deepEqual(past.tableValues.rows, [])
+  })
+
+  test("a page reads its fields' columns; metadata older than a dropped column reads them all", async ({
+    assert,
+  }) => {
+    const access = await app.container.make(TableAccess)
+    const rowSelection = await app.container.make(RowSelection)
+    const actor = ownerActor(fx.book)
+    const scope = await access.forCategory(actor, fx.catId, 'read')
+    const columns = cellColumns(scope.category)
+    for (const field of scope.category.fields) assert.include(columns, field.column!)
+    assert.notInclude(columns, 'created_at')
+    const selection = await rowSelection.selection(scope, actor, undefined)
+    const narrow = await rowSelection.selectRows(scope.category, selection, {
+      offset: 0,
+      limit: 2,
+      columns,
+    })
+    assert.deepEqual(
+      narrow.map((row) => Number(row.id)),
+      fx.ids.slice(0, 2)
+    )
+    assert.notProperty(narrow[0], 'created_at')
+    // A field deleted between a request's metadata read and its page read: the statement naming
+    // its column fails, and the page is read with every column instead.
+    const stale = {
+      ...scope.category,
+      fields: [
+        ...scope.category.fields,
+        { ...scope.category.fields[0], id: 999_999, column: 'f_gone' },
+      ],
+    }
+    const rows = await rowSelection.selectRows(stale, selection, {
+      offset: 0,
+      limit: 2,
+      columns: cellColumns(stale),
+    })
+    assert.deepEqual(
+      rows.map((row) => Number(row.id)),
+      fx.ids.slice(0, 2)
+    )
+    assert.property(rows[0], 'created_at')
   })
 
   test('an unknown format is INVALID_PARAMETER', async ({ assert }) => {
