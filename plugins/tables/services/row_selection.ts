@@ -28,10 +28,6 @@ const SORTED_HERE_MAX = 1000
 const inTableOrder = (a: Row, b: Row) =>
   Number(a.ord) - Number(b.ord) || Number(a.id) - Number(b.id)
 
-/**
- * MariaDB: tables spanning `minIds` ids or more are counted as `parts` id ranges at once
- * (RowSelection.countRows; an object: the tests lower the bound).
- */
 /** cellColumns' answer per metadata object (a table's change makes a new one). */
 const cellColumnsOf = new WeakMap<CategoryMeta, string>()
 
@@ -57,6 +53,10 @@ export function cellColumns(category: CategoryMeta): string {
   return columns
 }
 
+/**
+ * MariaDB: tables spanning `minIds` ids or more are counted as `parts` id ranges at once
+ * (RowSelection.countRows; an object: the tests lower the bound).
+ */
 export const countSplit = { minIds: 200_000, parts: 2 }
 
 export interface Selection {
